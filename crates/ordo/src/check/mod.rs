@@ -1,1 +1,3 @@
 //! placeholder
+mod history;
+pub use history::*;

@@ -1,0 +1,133 @@
+//! Concurrency-control protocols, one folder per family, and the registry that names them.
+//!
+//! A protocol owns two things the storage core leaves open (the split DBx1000 uses):
+//! * **per-record state** — [`Protocol::Meta`], stored beside every row in the arena (a lock word, a TID
+//!   word, counters, a version-chain head), generic so each protocol pays only for its own;
+//! * **per-transaction state** — its [`Protocol::Tx`], created by [`Protocol::begin`] from a per-thread
+//!   [`Protocol::Worker`] that keeps reusable buffers, the id generator and the history recorder.
+//!
+//! Adding a protocol means writing its folder and adding one line to the `registry!` below.
+
+use crate::storage::Database;
+use crate::txn::{run_pieces, Program, Recorder, Tx, TxResult};
+
+/// Test support: the behaviour every protocol must show (used by each protocol's tests).
+pub mod conformance;
+pub mod nocc;
+// pub mod silo;
+// pub mod twopl;
+
+/// The isolation a protocol promises (what the checker holds it to).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Isolation {
+    /// No promise at all.
+    None,
+    ReadCommitted,
+    SnapshotIsolation,
+    Serializable,
+}
+
+/// A protocol's name, origin and promise.
+#[derive(Clone, Copy, Debug)]
+pub struct ProtocolInfo {
+    /// The name used on the command line (`2pl-nowait`).
+    pub name: &'static str,
+    /// One line on what it is.
+    pub summary: &'static str,
+    /// Where it comes from.
+    pub paper: &'static str,
+    pub isolation: Isolation,
+}
+
+/// Knobs every protocol may read when it opens.
+#[derive(Clone, Debug)]
+pub struct ProtocolConfig {
+    /// Number of worker threads that will run transactions.
+    pub threads: usize,
+}
+
+impl Default for ProtocolConfig {
+    fn default() -> Self {
+        ProtocolConfig { threads: 1 }
+    }
+}
+
+/// A concurrency-control protocol over the shared storage core.
+pub trait Protocol: Sized + Send + Sync + 'static {
+    /// State kept beside every record.
+    type Meta: Default + Send + Sync + 'static;
+    /// Per-thread state: reusable buffers, transaction ids, the recorder.
+    type Worker: Send;
+    /// A running transaction. Dropping one that has not committed aborts it.
+    type Tx<'w>: Tx
+    where
+        Self: 'w;
+
+    const INFO: ProtocolInfo;
+
+    /// Takes ownership of a loaded database.
+    fn open(db: Database<Self::Meta>, config: &ProtocolConfig) -> Self;
+
+    /// The database the protocol runs on.
+    fn db(&self) -> &Database<Self::Meta>;
+
+    /// State for worker thread `id` (ids are small and distinct); `recording` turns the history on.
+    fn worker(&self, id: u32, recording: bool) -> Self::Worker;
+
+    /// The worker's history recorder.
+    fn recorder(worker: &mut Self::Worker) -> &mut Recorder;
+
+    /// Starts a transaction on `worker`.
+    fn begin<'w>(&'w self, worker: &'w mut Self::Worker) -> Self::Tx<'w>;
+
+    /// Runs `program` once, to commit or abort. Interactive protocols run its pieces in order inside one
+    /// transaction (the default); protocols with their own execution model override this.
+    fn execute<P: Program>(&self, worker: &mut Self::Worker, program: &mut P) -> TxResult<()> {
+        let mut tx = self.begin(worker);
+        run_pieces(program, &mut tx)?;
+        tx.commit()
+    }
+}
+
+/// Something to do with a protocol chosen by name at run time (see [`with_protocol`]).
+pub trait ProtocolVisitor {
+    type Output;
+    fn visit<P: Protocol>(self) -> Self::Output;
+}
+
+/// No protocol has that name.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown protocol `{0}` (known: {known})", known = names().join(", "))]
+pub struct UnknownProtocol(pub String);
+
+macro_rules! registry {
+    ($($ty:ty),* $(,)?) => {
+        /// Every protocol, in listing order.
+        pub fn all() -> Vec<&'static ProtocolInfo> {
+            vec![$(&<$ty as Protocol>::INFO),*]
+        }
+        /// Calls `visitor` with the protocol called `name`.
+        pub fn with_protocol<V: ProtocolVisitor>(name: &str, visitor: V) -> Result<V::Output, UnknownProtocol> {
+            $(if name == <$ty as Protocol>::INFO.name { return Ok(visitor.visit::<$ty>()); })*
+            Err(UnknownProtocol(name.to_string()))
+        }
+    };
+}
+
+registry!(
+    nocc::NoCC,
+    // twopl::TwoPl<twopl::NoWait>,
+    // twopl::TwoPl<twopl::WaitDie>,
+    // twopl::TwoPl<twopl::Detect>,
+    // silo::Silo,
+);
+
+/// The names of every protocol.
+pub fn names() -> Vec<&'static str> {
+    all().into_iter().map(|i| i.name).collect()
+}
+
+/// The info of the protocol called `name`.
+pub fn info(name: &str) -> Option<&'static ProtocolInfo> {
+    all().into_iter().find(|i| i.name == name)
+}

@@ -1,0 +1,192 @@
+//! `nocc` — no concurrency control at all.
+//!
+//! Reads and writes go straight to the shared rows: no locks, no validation, no undo. It measures the
+//! throughput ceiling of the storage core and harness (every other protocol's overhead is reported
+//! against it), and it is the checker's best source of real anomalies: lost updates (G-single), write
+//! skew (G2-item), dirty reads of aborted writes (G1a) all occur under concurrency.
+//!
+//! Writes still swap the record's version word atomically, so the version order the checker sees is
+//! exact even though nothing else is.
+
+use crate::check::TxnId;
+use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId, ABSENT};
+use crate::txn::{Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use std::sync::atomic::Ordering;
+
+/// The no-isolation protocol.
+pub struct NoCC {
+    db: Database<()>,
+}
+
+/// Per-thread state of [`NoCC`].
+pub struct NoccWorker {
+    ids: TxnIds,
+    rec: Recorder,
+    buf: Vec<u64>,
+}
+
+/// A [`NoCC`] transaction.
+pub struct NoccTx<'w> {
+    db: &'w Database<()>,
+    w: &'w mut NoccWorker,
+    id: TxnId,
+    done: bool,
+}
+
+impl Protocol for NoCC {
+    type Meta = ();
+    type Worker = NoccWorker;
+    type Tx<'w> = NoccTx<'w>;
+
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "nocc",
+        summary: "no concurrency control: the throughput ceiling and a source of anomalies",
+        paper: "baseline (DBx1000's NO CC mode)",
+        isolation: Isolation::None,
+    };
+
+    fn open(db: Database<()>, _config: &ProtocolConfig) -> Self {
+        NoCC { db }
+    }
+    fn db(&self) -> &Database<()> {
+        &self.db
+    }
+    fn worker(&self, id: u32, recording: bool) -> NoccWorker {
+        NoccWorker { ids: TxnIds::new(id), rec: Recorder::new(id, recording), buf: Vec::new() }
+    }
+    fn recorder(w: &mut NoccWorker) -> &mut Recorder {
+        &mut w.rec
+    }
+    fn begin<'w>(&'w self, w: &'w mut NoccWorker) -> NoccTx<'w> {
+        let id = w.ids.next_id();
+        NoccTx { db: &self.db, w, id, done: false }
+    }
+}
+
+impl NoccTx<'_> {
+    fn image(&mut self, table: TableId) -> &mut Vec<u64> {
+        let words = self.db.table(table).schema().row_words();
+        self.w.buf.clear();
+        self.w.buf.resize(words, 0);
+        &mut self.w.buf
+    }
+}
+
+impl Tx for NoccTx<'_> {
+    fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        let t = self.db.table(table);
+        let Some(rid) = t.lookup(key) else {
+            self.w.rec.read(table, key, ABSENT);
+            return Ok(None);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        self.w.rec.read(table, key, v);
+        if v & ABSENT != 0 {
+            return Ok(None);
+        }
+        self.image(table);
+        t.read_into(rid, cols, &mut self.w.buf);
+        Ok(Some(RowRef::new(t.schema(), &self.w.buf)))
+    }
+
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        let db = self.db;
+        let t = db.table(table);
+        let Some(rid) = t.lookup(key) else {
+            self.w.rec.read(table, key, ABSENT);
+            return Ok(None);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        self.w.rec.read(table, key, v);
+        if v & ABSENT != 0 {
+            return Ok(None);
+        }
+        let buf = self.image(table);
+        t.read_into(rid, cols, buf);
+        let mut row = RowMut::new(t.schema(), buf);
+        let r = f(&mut row);
+        let written = row.written();
+        t.write_from(rid, written, buf);
+        let prev = t.version(rid).swap(self.id, Ordering::AcqRel);
+        self.w.rec.write(table, key, prev, false);
+        Ok(Some(r))
+    }
+
+    fn insert(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
+        let db = self.db;
+        let t = db.table(table);
+        let (rid, _) = t.get_or_create(key);
+        if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
+            return Err(Abort::with_detail(AbortReason::DuplicateKey, format!("{}: key {key}", t.name())));
+        }
+        let buf = self.image(table);
+        f(&mut RowMut::new(t.schema(), buf));
+        t.write_from(rid, t.schema().all(), buf);
+        let prev = t.version(rid).swap(self.id, Ordering::AcqRel);
+        self.w.rec.write(table, key, prev, false);
+        Ok(())
+    }
+
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        let t = self.db.table(table);
+        let Some(rid) = t.lookup(key) else { return Ok(false) };
+        if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
+            return Ok(false);
+        }
+        let prev = t.version(rid).swap(self.id | ABSENT, Ordering::AcqRel);
+        self.w.rec.write(table, key, prev, true);
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        let t = self.db.table(table);
+        self.image(table);
+        for (key, rid) in t.range(lo, hi) {
+            let v = t.version(rid).load(Ordering::Acquire);
+            if v & ABSENT != 0 {
+                continue;
+            }
+            self.w.rec.read(table, key, v);
+            t.read_into(rid, cols, &mut self.w.buf);
+            if !f(key, RowRef::new(t.schema(), &self.w.buf)) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(mut self) -> TxResult<()> {
+        self.done = true;
+        self.w.rec.finish(self.id, true);
+        Ok(())
+    }
+
+    fn abort(self) {}
+}
+
+impl Drop for NoccTx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            // No undo: an aborted transaction's writes stay visible (that is the point of `nocc`).
+            self.w.rec.finish(self.id, false);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Tables: a schema, a row arena, a primary hash index and (optionally) an ordered index.
+//!
+//! Keys are `u64`. Workloads pack composite keys into them order-preservingly (TPC-C's
+//! `(w_id, d_id, o_id)` becomes `w·2^40 | d·2^32 | o`), which keeps every index probe a single integer
+//! compare; secondary indexes are tables of their own (key → primary key), so they are read and written
+//! under the same concurrency control as the data.
+//!
+//! A key, once it enters the index, keeps its slot for the table's life: a delete leaves a tombstone
+//! (version word with [`ABSENT`]) and a later insert of the same key reuses the slot. That gives every
+//! protocol one thing to lock or validate per key, present or not, and the checker one version chain per key.
+//!
+//! **Structure stripes.** Every table keeps 1024 counters, one per stripe of the key space
+//! (`(key >> stripe_shift) mod 1024`). Creating an index entry bumps its stripe's counter *after* the
+//! entry is visible. A reader that saw a key missing, or scanned a range, can record the stripes it covered
+//! and later validate that no key appeared there — Silo's node-set validation, with stripes in place of
+//! B-tree leaves. **The supremum.** Slot 0 of every table is never indexed: it stands for "past the last key",
+//! so next-key locking has something to lock at the end of a range.
+
+use super::arena::{RowArena, RowId, ABSENT};
+use super::row::RowMut;
+use super::schema::{ColumnSet, Schema, SchemaError};
+use crossbeam_skiplist::SkipMap;
+use dashmap::DashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Position of a table in its [`super::Database`].
+pub type TableId = u32;
+
+/// Number of structure stripes per table.
+pub const STRIPES: usize = 1024;
+
+type Hasher = foldhash::fast::FixedState;
+
+/// How to build a table.
+#[derive(Clone, Debug)]
+pub struct TableSpec {
+    pub name: String,
+    pub schema: Schema,
+    /// Keep an ordered index too (range scans, next-key lookups).
+    pub ordered: bool,
+    /// Keys `k` and `k'` share a structure stripe when `k >> shift == k' >> shift` (mod 1024).
+    pub stripe_shift: u32,
+    /// Expected number of rows (sizes the hash index up front).
+    pub capacity: usize,
+}
+
+impl TableSpec {
+    pub fn new(name: impl Into<String>, schema: Schema) -> Self {
+        TableSpec { name: name.into(), schema, ordered: false, stripe_shift: 0, capacity: 0 }
+    }
+    pub fn ordered(mut self, stripe_shift: u32) -> Self {
+        self.ordered = true;
+        self.stripe_shift = stripe_shift;
+        self
+    }
+    pub fn capacity(mut self, rows: usize) -> Self {
+        self.capacity = rows;
+        self
+    }
+}
+
+/// One table, generic over the protocol's per-record state `M`.
+pub struct Table<M> {
+    id: TableId,
+    name: String,
+    schema: Schema,
+    rows: RowArena<M>,
+    hash: DashMap<u64, RowId, Hasher>,
+    ordered: Option<SkipMap<u64, RowId>>,
+    stripes: Box<[AtomicU64]>,
+    stripe_shift: u32,
+}
+
+/// The record reserved as "past the last key" of every table.
+pub const SUPREMUM: RowId = 0;
+
+impl<M: Default + Send + Sync> Table<M> {
+    pub(crate) fn new(id: TableId, spec: TableSpec) -> Self {
+        let rows = RowArena::new(spec.schema.row_words());
+        let sup = rows.alloc();
+        debug_assert_eq!(sup, SUPREMUM);
+        Table {
+            id,
+            name: spec.name,
+            hash: DashMap::with_capacity_and_hasher_and_shard_amount(spec.capacity, Hasher::default(), 256),
+            schema: spec.schema,
+            rows,
+            ordered: spec.ordered.then(SkipMap::new),
+            stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
+            stripe_shift: spec.stripe_shift,
+        }
+    }
+
+    pub fn id(&self) -> TableId {
+        self.id
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    pub fn is_ordered(&self) -> bool {
+        self.ordered.is_some()
+    }
+    /// Index entries (present records and tombstones).
+    pub fn key_count(&self) -> usize {
+        self.hash.len()
+    }
+
+    /// The slot of `key`, if the key was ever indexed.
+    #[inline]
+    pub fn lookup(&self, key: u64) -> Option<RowId> {
+        self.hash.get(&key).map(|r| *r)
+    }
+
+    /// The slot of `key`, creating an absent one (and bumping its stripe) if the key is new.
+    /// Returns whether it was created.
+    pub fn get_or_create(&self, key: u64) -> (RowId, bool) {
+        if let Some(r) = self.lookup(key) {
+            return (r, false);
+        }
+        let (rid, created) = match self.hash.entry(key) {
+            dashmap::Entry::Occupied(e) => (*e.get(), false),
+            dashmap::Entry::Vacant(v) => {
+                let rid = self.rows.alloc();
+                if let Some(o) = &self.ordered {
+                    o.insert(key, rid);
+                }
+                v.insert(rid);
+                (rid, true)
+            }
+        };
+        if created {
+            self.stripe(key).fetch_add(1, Ordering::AcqRel);
+        }
+        (rid, created)
+    }
+
+    /// Protocol state of a record.
+    #[inline]
+    pub fn meta(&self, rid: RowId) -> &M {
+        self.rows.meta(rid)
+    }
+    /// Version word of a record (see [`super::arena`]).
+    #[inline]
+    pub fn version(&self, rid: RowId) -> &AtomicU64 {
+        self.rows.version(rid)
+    }
+    /// Data words of a record.
+    #[inline]
+    pub fn data(&self, rid: RowId) -> &[AtomicU64] {
+        self.rows.data(rid)
+    }
+
+    /// Copies columns `cols` of record `rid` into `out` (a full-row image buffer).
+    #[inline]
+    pub fn read_into(&self, rid: RowId, cols: ColumnSet, out: &mut [u64]) {
+        let data = self.rows.data(rid);
+        self.schema.for_each_word_run(cols, |r| {
+            for (o, w) in out[r.clone()].iter_mut().zip(&data[r]) {
+                *o = w.load(Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// Copies columns `cols` from the image `src` into record `rid`.
+    #[inline]
+    pub fn write_from(&self, rid: RowId, cols: ColumnSet, src: &[u64]) {
+        let data = self.rows.data(rid);
+        self.schema.for_each_word_run(cols, |r| {
+            for (w, s) in data[r.clone()].iter().zip(&src[r]) {
+                w.store(*s, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// Index entries with keys in `lo..=hi`, ascending (tombstones included: check the version word).
+    /// Empty on a table without an ordered index.
+    pub fn range(&self, lo: u64, hi: u64) -> impl Iterator<Item = (u64, RowId)> + '_ {
+        self.ordered.iter().flat_map(move |o| o.range(lo..=hi).map(|e| (*e.key(), *e.value())))
+    }
+
+    /// The first index entry with a key greater than `key` (the "next key" of next-key locking), or `None`
+    /// when `key` is the last (lock [`SUPREMUM`] then).
+    pub fn next_after(&self, key: u64) -> Option<(u64, RowId)> {
+        self.ordered.as_ref()?.lower_bound(Bound::Excluded(&key)).map(|e| (*e.key(), *e.value()))
+    }
+
+    /// The structure stripe of `key`.
+    #[inline]
+    pub fn stripe(&self, key: u64) -> &AtomicU64 {
+        &self.stripes[self.stripe_index(key)]
+    }
+    #[inline]
+    pub fn stripe_index(&self, key: u64) -> usize {
+        ((key >> self.stripe_shift) as usize) % STRIPES
+    }
+    /// The structure stripe at `index` (from [`Self::stripe_index`] or [`Self::stripes_of_range`]).
+    #[inline]
+    pub fn stripe_at(&self, index: usize) -> &AtomicU64 {
+        &self.stripes[index]
+    }
+    /// Indices of the stripes that keys in `lo..=hi` fall in (each once).
+    pub fn stripes_of_range(&self, lo: u64, hi: u64) -> impl Iterator<Item = usize> {
+        let (a, b) = (lo >> self.stripe_shift, hi >> self.stripe_shift);
+        let n = if hi < lo { 0 } else { (b - a).saturating_add(1).min(STRIPES as u64) };
+        (0..n).map(move |i| ((a + i) as usize) % STRIPES)
+    }
+
+    /// Loads a row outside any transaction (initial population): the record becomes present with
+    /// version 0. Fails if the key is already present or a value does not fit.
+    pub fn load(&self, key: u64, scratch: &mut Vec<u64>, fill: impl FnOnce(&mut RowMut) -> Result<(), SchemaError>) -> Result<(), LoadError> {
+        let (rid, _) = self.get_or_create(key);
+        if self.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
+            return Err(LoadError::Duplicate { table: self.name.clone(), key });
+        }
+        scratch.clear();
+        scratch.resize(self.schema.row_words(), 0);
+        fill(&mut RowMut::new(&self.schema, scratch))?;
+        self.write_from(rid, self.schema.all(), scratch);
+        self.version(rid).store(0, Ordering::Release);
+        Ok(())
+    }
+
+    /// Keys of the present records, ascending — for invariant checks after a run, not for transactions:
+    /// it takes no locks.
+    pub fn present_keys(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .hash
+            .iter()
+            .filter(|e| self.version(*e.value()).load(Ordering::Acquire) & ABSENT == 0)
+            .map(|e| *e.key())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// Errors while loading initial data.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("table {table}: key {key} loaded twice")]
+    Duplicate { table: String, key: u64 },
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+}

@@ -1,0 +1,63 @@
+//! The interactive transaction API every interactive protocol implements.
+//!
+//! ```ignore
+//! let mut tx = protocol.begin(&mut worker);
+//! let balance = tx.get(ACCOUNTS, 7, ColumnSet::one(BAL))?.map(|r| r.int(BAL));
+//! tx.update(ACCOUNTS, 7, ColumnSet::one(BAL), |row| row.set_int(BAL, row.int(BAL) - 10))?;
+//! tx.commit()?;
+//! ```
+//!
+//! Every operation names the table, the key (or key range) and the columns it touches — the same things
+//! a [`super::Program`] declares — so protocols can lock, validate and record at column and key
+//! granularity. An `Err(Abort)` from any call means the protocol has already aborted the transaction:
+//! drop the handle (or call [`Tx::abort`]) and, if [`Abort::is_retryable`], run it again.
+//!
+//! [`Abort::is_retryable`]: super::Abort::is_retryable
+
+use super::error::TxResult;
+use crate::check::TxnId;
+use crate::storage::{ColumnSet, RowMut, RowRef, TableId};
+
+/// A running transaction.
+pub trait Tx {
+    /// This transaction's id (unique, nonzero; the name of the versions it writes).
+    fn id(&self) -> TxnId;
+
+    /// Reads columns `cols` of the record with key `key`; `None` if it does not exist.
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>>;
+
+    /// Read-modify-write: reads columns `cols` of the record, lets `f` change them, writes back what `f`
+    /// set. `None` (and `f` is not called) if the record does not exist.
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>>;
+
+    /// Inserts a record; `f` fills its columns (unset columns are zero / empty). Aborts with
+    /// `DuplicateKey` if the key is present.
+    fn insert(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()>;
+
+    /// Deletes a record; `false` if it did not exist.
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool>;
+
+    /// Visits the present records with keys in `lo..=hi` in ascending key order, reading columns `cols`,
+    /// until `f` returns `false`. Protected against phantoms up to the last key visited (requires an
+    /// ordered table).
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()>;
+
+    /// Tries to commit. On `Err` the transaction was aborted.
+    fn commit(self) -> TxResult<()>;
+
+    /// Aborts, undoing every write.
+    fn abort(self);
+}

@@ -1,0 +1,13 @@
+//! Transactions: the interactive API, programs of pieces, typed aborts, retries and recording.
+
+pub mod api;
+pub mod error;
+pub mod program;
+pub mod record;
+pub mod retry;
+
+pub use api::Tx;
+pub use error::{Abort, AbortReason, TxResult};
+pub use program::{run_pieces, Access, AccessKind, Program, Target};
+pub use record::{Recorder, TxnIds};
+pub use retry::{Backoff, RetryPolicy};

@@ -1,0 +1,123 @@
+//! Transactions written once: programs of pieces that declare what they touch.
+//!
+//! A workload writes each transaction type once, as a [`Program`]: a sequence of **pieces**. Before a
+//! piece runs it can say what it will touch ([`Program::declare`]: table, key or key range, columns read
+//! and written); then [`Program::run_piece`] runs its logic against any [`Tx`]. Pieces pass results to
+//! later pieces through the program's own fields, and [`Program::depends_on`] says which earlier pieces a
+//! piece needs. [`Program::commit_point`] marks the last piece that may abort by its own logic.
+//!
+//! Each family of protocols takes what it needs from this one description:
+//!
+//! | protocol family           | uses                                                          |
+//! |---------------------------|---------------------------------------------------------------|
+//! | interactive (2PL, OCC, SI)| runs the pieces in order ([`run_pieces`])                     |
+//! | VLL, Calvin, H-Store      | the union of all declarations, before execution               |
+//! | PWV                       | the pieces, their dependency DAG and the commit point         |
+//! | DIBS                      | each piece's declaration (predicate + read/write columns)     |
+//!
+//! A declaration may depend on the outputs of earlier pieces (a secondary-index lookup); protocols that
+//! need everything up front run a reconnaissance pass first, as the VLL paper describes.
+//!
+//! A program may run many times (retries after aborts). Every run starts at piece 0, and a piece must not
+//! rely on outputs left by a previous, aborted run.
+
+use super::api::Tx;
+use super::error::TxResult;
+use crate::storage::{ColumnSet, TableId};
+
+/// What a piece touches in one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub table: TableId,
+    pub target: Target,
+    /// Columns read.
+    pub read: ColumnSet,
+    /// Columns written (for inserts: every column).
+    pub write: ColumnSet,
+    pub kind: AccessKind,
+}
+
+/// The keys an access touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// One key.
+    Key(u64),
+    /// Every key in `lo..=hi`, present or not (a scan, or a predicate on the key).
+    Range { lo: u64, hi: u64 },
+}
+
+/// What an access does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    Read,
+    /// Read-modify-write.
+    Update,
+    Insert,
+    Delete,
+    Scan,
+}
+
+impl Access {
+    pub fn read(table: TableId, key: u64, cols: ColumnSet) -> Self {
+        Access { table, target: Target::Key(key), read: cols, write: ColumnSet::NONE, kind: AccessKind::Read }
+    }
+    pub fn update(table: TableId, key: u64, read: ColumnSet, write: ColumnSet) -> Self {
+        Access { table, target: Target::Key(key), read, write, kind: AccessKind::Update }
+    }
+    pub fn insert(table: TableId, key: u64) -> Self {
+        Access { table, target: Target::Key(key), read: ColumnSet::NONE, write: ColumnSet::ALL, kind: AccessKind::Insert }
+    }
+    pub fn delete(table: TableId, key: u64) -> Self {
+        Access { table, target: Target::Key(key), read: ColumnSet::NONE, write: ColumnSet::ALL, kind: AccessKind::Delete }
+    }
+    pub fn scan(table: TableId, lo: u64, hi: u64, cols: ColumnSet) -> Self {
+        Access { table, target: Target::Range { lo, hi }, read: cols, write: ColumnSet::NONE, kind: AccessKind::Scan }
+    }
+    /// Whether this access writes.
+    pub fn is_write(&self) -> bool {
+        matches!(self.kind, AccessKind::Update | AccessKind::Insert | AccessKind::Delete)
+    }
+    /// Whether key `key` of `table` falls under this access.
+    pub fn covers(&self, table: TableId, key: u64) -> bool {
+        self.table == table
+            && match self.target {
+                Target::Key(k) => k == key,
+                Target::Range { lo, hi } => (lo..=hi).contains(&key),
+            }
+    }
+}
+
+/// A transaction type's logic, as pieces with declared accesses.
+pub trait Program {
+    /// A short name of the transaction type (for per-type statistics), e.g. "NewOrder".
+    fn name(&self) -> &'static str;
+
+    /// Number of pieces.
+    fn pieces(&self) -> usize;
+
+    /// Appends the accesses piece `piece` will make. Called after the pieces it depends on have run.
+    fn declare(&self, piece: usize, out: &mut Vec<Access>);
+
+    /// Appends the earlier pieces piece `piece` needs the results of. Default: every earlier piece.
+    fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        out.extend(0..piece);
+    }
+
+    /// The last piece whose own logic may abort; once it has run the transaction will commit unless the
+    /// protocol aborts it. `None`: no piece aborts by its own logic.
+    fn commit_point(&self) -> Option<usize> {
+        None
+    }
+
+    /// Runs piece `piece` against `tx`.
+    fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()>;
+}
+
+/// Runs every piece of `program`, in order, inside `tx` (how interactive protocols execute programs).
+#[inline]
+pub fn run_pieces<P: Program, T: Tx>(program: &mut P, tx: &mut T) -> TxResult<()> {
+    for i in 0..program.pieces() {
+        program.run_piece(i, tx)?;
+    }
+    Ok(())
+}

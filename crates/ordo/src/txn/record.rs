@@ -1,0 +1,71 @@
+//! Transaction ids and the per-worker history recorder the serializability checker reads.
+//!
+//! Protocols call [`Recorder::read`] with the version word they actually read (consistently with the
+//! data: under a lock, or validated) and [`Recorder::write`] with the version word their install
+//! swapped out. With recording off each call is one predictable branch.
+
+use crate::check::{Event, ItemKey, TxnId, TxnRecord};
+use crate::storage::{TableId, ABSENT};
+
+/// Hands out transaction ids unique across workers: `(worker + 1) << 40 | sequence`.
+#[derive(Debug)]
+pub struct TxnIds {
+    base: u64,
+    seq: u64,
+}
+
+impl TxnIds {
+    pub fn new(worker: u32) -> Self {
+        assert!(worker < (1 << 22), "too many workers");
+        TxnIds { base: (worker as u64 + 1) << 40, seq: 0 }
+    }
+    #[inline]
+    pub fn next_id(&mut self) -> TxnId {
+        self.seq += 1;
+        self.base | self.seq
+    }
+}
+
+/// Records what each transaction of one worker (a session) read and wrote.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    enabled: bool,
+    session: u32,
+    events: Vec<Event>,
+    txns: Vec<TxnRecord>,
+}
+
+impl Recorder {
+    pub fn new(session: u32, enabled: bool) -> Self {
+        Recorder { enabled, session, events: Vec::new(), txns: Vec::new() }
+    }
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+    /// A read that saw the version named by `version_word`.
+    #[inline]
+    pub fn read(&mut self, table: TableId, key: u64, version_word: u64) {
+        if self.enabled {
+            self.events.push(Event::Read { item: ItemKey { table, key }, version: version_word & !ABSENT });
+        }
+    }
+    /// An install that replaced the version named by `prev_word`; `deleted` for a tombstone.
+    #[inline]
+    pub fn write(&mut self, table: TableId, key: u64, prev_word: u64, deleted: bool) {
+        if self.enabled {
+            self.events.push(Event::Write { item: ItemKey { table, key }, prev: prev_word & !ABSENT, deleted });
+        }
+    }
+    /// Ends transaction `id`.
+    #[inline]
+    pub fn finish(&mut self, id: TxnId, committed: bool) {
+        if self.enabled {
+            let events = std::mem::take(&mut self.events);
+            self.txns.push(TxnRecord { id, session: self.session, committed, events });
+        }
+    }
+    /// Takes the transactions recorded so far.
+    pub fn take(&mut self) -> Vec<TxnRecord> {
+        std::mem::take(&mut self.txns)
+    }
+}
