@@ -125,14 +125,24 @@ impl Anomaly {
         for e in &edges {
             description.push_str(&format!(" -{}({})-> T{}", e.kind, e.item, e.to));
         }
-        Self { kind, txns, edges, description }
+        Self {
+            kind,
+            txns,
+            edges,
+            description,
+        }
     }
 
     fn aborted_read(r: &AbortedRead) -> Self {
         Self {
             kind: AnomalyKind::G1a,
             txns: vec![r.reader, r.writer],
-            edges: vec![EdgeWitness { from: r.writer, to: r.reader, kind: EdgeKind::WR, item: r.item }],
+            edges: vec![EdgeWitness {
+                from: r.writer,
+                to: r.reader,
+                kind: EdgeKind::WR,
+                item: r.item,
+            }],
             description: format!(
                 "G1a: T{} read {} as written by aborted T{}",
                 r.reader, r.item, r.writer
@@ -150,7 +160,12 @@ impl Anomaly {
             edges: f
                 .successors
                 .iter()
-                .map(|&s| EdgeWitness { from: f.version, to: s, kind: EdgeKind::WW, item: f.item })
+                .map(|&s| EdgeWitness {
+                    from: f.version,
+                    to: s,
+                    kind: EdgeKind::WW,
+                    item: f.item,
+                })
                 .collect(),
             description: format!(
                 "version-fork: {} version T{} replaced by each of {}",
@@ -216,14 +231,22 @@ impl SccGraph {
         let ww = Csr::new(n, &pick(&|k| k == EdgeKind::WW));
         let wwr = Csr::new(n, &pick(&|k| k != EdgeKind::RW));
         let rw = pick(&|k| k == EdgeKind::RW);
-        Self { ww, wwr, all: Csr::new(n, &all), rw }
+        Self {
+            ww,
+            wwr,
+            all: Csr::new(n, &all),
+            rw,
+        }
     }
 }
 
 fn classify_scc(dsg: &Dsg, comp: &[u32], local: &mut [u32]) -> Option<Anomaly> {
     let g = SccGraph::new(dsg, comp, local);
     let to_witness = |labels: Vec<u32>| -> Vec<EdgeWitness> {
-        labels.into_iter().map(|l| dsg.witness(&dsg.edges[l as usize])).collect()
+        labels
+            .into_iter()
+            .map(|l| dsg.witness(&dsg.edges[l as usize]))
+            .collect()
     };
     if let Some(c) = any_cycle(&g.ww) {
         return Some(Anomaly::cycle(AnomalyKind::G0, to_witness(c)));

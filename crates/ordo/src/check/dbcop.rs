@@ -52,16 +52,22 @@ const EPOCH: &str = "1970-01-01T00:00:00+00:00";
 /// The dbcop variable numbering: entry `i` is the item of variable `i`
 /// (every item touched, in ascending order).
 pub fn dbcop_variables(h: &History) -> Vec<ItemKey> {
-    let items: BTreeSet<ItemKey> =
-        h.txns.iter().flat_map(|t| t.events.iter().map(Event::item)).collect();
+    let items: BTreeSet<ItemKey> = h
+        .txns
+        .iter()
+        .flat_map(|t| t.events.iter().map(Event::item))
+        .collect();
     items.into_iter().collect()
 }
 
 /// Exports `h` as a dbcop history (see the module docs for the mapping).
 pub fn to_dbcop_json(h: &History) -> Value {
     let variables = dbcop_variables(h);
-    let index: BTreeMap<ItemKey, usize> =
-        variables.iter().enumerate().map(|(i, &item)| (item, i)).collect();
+    let index: BTreeMap<ItemKey, usize> = variables
+        .iter()
+        .enumerate()
+        .map(|(i, &item)| (item, i))
+        .collect();
     let var = |item: &ItemKey| index.get(item).copied().unwrap_or(0);
 
     let mut sessions: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
@@ -75,13 +81,15 @@ pub fn to_dbcop_json(h: &History) -> Value {
         let events: Vec<Value> = t
             .events
             .iter()
-            .filter_map(|ev| match ev {
+            .filter_map(|ev| {
+                match ev {
                 Event::Read { item, version } => Some(json!({
                     "write": false, "variable": var(item), "value": version, "success": true
                 })),
                 Event::Write { item, .. } => written.insert(*item).then(|| {
                     json!({ "write": true, "variable": var(item), "value": t.id, "success": true })
                 }),
+            }
             })
             .collect();
         n_event = n_event.max(events.len());
@@ -92,8 +100,10 @@ pub fn to_dbcop_json(h: &History) -> Value {
     }
 
     let n_transaction = sessions.values().map(Vec::len).max().unwrap_or(0);
-    let ordo_variables: Vec<Value> =
-        variables.iter().map(|v| json!({ "table": v.table, "key": v.key })).collect();
+    let ordo_variables: Vec<Value> = variables
+        .iter()
+        .map(|v| json!({ "table": v.table, "key": v.key }))
+        .collect();
     json!({
         "params": {
             "id": 0,
@@ -116,7 +126,12 @@ mod tests {
     use crate::check::history::{TxnId, TxnRecord};
 
     fn rec(id: TxnId, session: u32, committed: bool, events: Vec<Event>) -> TxnRecord {
-        TxnRecord { id, session, committed, events }
+        TxnRecord {
+            id,
+            session,
+            committed,
+            events,
+        }
     }
 
     #[test]
@@ -130,20 +145,51 @@ mod tests {
                     7,
                     true,
                     vec![
-                        Event::Read { item: x, version: INITIAL },
-                        Event::Write { item: x, prev: INITIAL, deleted: false },
-                        Event::Write { item: x, prev: 1, deleted: true },
+                        Event::Read {
+                            item: x,
+                            version: INITIAL,
+                        },
+                        Event::Write {
+                            item: x,
+                            prev: INITIAL,
+                            deleted: false,
+                        },
+                        Event::Write {
+                            item: x,
+                            prev: 1,
+                            deleted: true,
+                        },
                     ],
                 ),
-                rec(2, 3, false, vec![Event::Write { item: y, prev: INITIAL, deleted: false }]),
-                rec(3, 7, true, vec![Event::Read { item: x, version: 1 }]),
+                rec(
+                    2,
+                    3,
+                    false,
+                    vec![Event::Write {
+                        item: y,
+                        prev: INITIAL,
+                        deleted: false,
+                    }],
+                ),
+                rec(
+                    3,
+                    7,
+                    true,
+                    vec![Event::Read {
+                        item: x,
+                        version: 1,
+                    }],
+                ),
             ],
         };
         let v = to_dbcop_json(&h);
 
         // Variables in (table, key) order: y = 0, x = 1.
         assert_eq!(dbcop_variables(&h), vec![y, x]);
-        assert_eq!(v["ordo_variables"], json!([{"table": 0, "key": 4}, {"table": 1, "key": 9}]));
+        assert_eq!(
+            v["ordo_variables"],
+            json!([{"table": 0, "key": 4}, {"table": 1, "key": 9}])
+        );
         assert_eq!(
             v["params"],
             json!({"id": 0, "n_node": 2, "n_variable": 2, "n_transaction": 2, "n_event": 2})

@@ -59,7 +59,11 @@ pub struct EdgeWitness {
 
 impl fmt::Display for EdgeWitness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{} -{}({})-> T{}", self.from, self.kind, self.item, self.to)
+        write!(
+            f,
+            "T{} -{}({})-> T{}",
+            self.from, self.kind, self.item, self.to
+        )
     }
 }
 
@@ -122,7 +126,12 @@ impl VersionOrder {
     /// Direct successors of `version` in `item`'s chain (committed or not).
     pub fn successors(&self, item: ItemKey, version: TxnId) -> impl Iterator<Item = TxnId> + '_ {
         let first = self.next.get(&(item, version)).copied();
-        let rest = self.extra_next.get(&(item, version)).into_iter().flatten().copied();
+        let rest = self
+            .extra_next
+            .get(&(item, version))
+            .into_iter()
+            .flatten()
+            .copied();
         first.into_iter().chain(rest)
     }
 
@@ -187,7 +196,11 @@ impl VersionOrder {
                 self.committed_successors(item, version, &mut successors);
                 (successors.len() > 1).then(|| {
                     successors.sort_unstable();
-                    VersionFork { item, version, successors }
+                    VersionFork {
+                        item,
+                        version,
+                        successors,
+                    }
                 })
             })
             .collect();
@@ -237,7 +250,9 @@ impl Dsg {
                 continue;
             }
             let status = if rec.committed {
-                let Ok(node) = u32::try_from(ids.len()) else { continue };
+                let Ok(node) = u32::try_from(ids.len()) else {
+                    continue;
+                };
                 ids.push(rec.id);
                 Status::Committed(node)
             } else {
@@ -250,7 +265,9 @@ impl Dsg {
 
         for rec in &kept {
             for ev in &rec.events {
-                let Event::Write { item, prev, .. } = *ev else { continue };
+                let Event::Write { item, prev, .. } = *ev else {
+                    continue;
+                };
                 if prev == rec.id {
                     continue;
                 }
@@ -275,7 +292,9 @@ impl Dsg {
         let mut local: Vec<NodeEdge> = Vec::new();
         let mut succ = Vec::new();
         for rec in kept.iter().filter(|r| r.committed) {
-            let Some(&Status::Committed(me)) = versions.status.get(&rec.id) else { continue };
+            let Some(&Status::Committed(me)) = versions.status.get(&rec.id) else {
+                continue;
+            };
             local.clear();
             for ev in &rec.events {
                 match *ev {
@@ -286,7 +305,12 @@ impl Dsg {
                         if let Some(p) = versions.committed_at_or_below(item, prev) {
                             if let Some(&Status::Committed(from)) = versions.status.get(&p) {
                                 if from != me {
-                                    local.push(NodeEdge { from, to: me, kind: EdgeKind::WW, item });
+                                    local.push(NodeEdge {
+                                        from,
+                                        to: me,
+                                        kind: EdgeKind::WW,
+                                        item,
+                                    });
                                 }
                             }
                         }
@@ -297,7 +321,12 @@ impl Dsg {
                         }
                         match versions.status.get(&version) {
                             Some(&Status::Committed(from)) => {
-                                local.push(NodeEdge { from, to: me, kind: EdgeKind::WR, item });
+                                local.push(NodeEdge {
+                                    from,
+                                    to: me,
+                                    kind: EdgeKind::WR,
+                                    item,
+                                });
                             }
                             Some(Status::Aborted) => aborted_reads.push(AbortedRead {
                                 reader: rec.id,
@@ -311,7 +340,12 @@ impl Dsg {
                         for s in &succ {
                             if let Some(&Status::Committed(to)) = versions.status.get(s) {
                                 if to != me {
-                                    local.push(NodeEdge { from: me, to, kind: EdgeKind::RW, item });
+                                    local.push(NodeEdge {
+                                        from: me,
+                                        to,
+                                        kind: EdgeKind::RW,
+                                        item,
+                                    });
                                 }
                             }
                         }
@@ -334,7 +368,15 @@ impl Dsg {
             .collect();
         let adj = Csr::new(ids.len(), &arcs);
         let forks = versions.forks();
-        Self { ids, edges, adj, aborted, aborted_reads, forks, versions }
+        Self {
+            ids,
+            edges,
+            adj,
+            aborted,
+            aborted_reads,
+            forks,
+            versions,
+        }
     }
 
     /// Number of committed transactions (nodes).
@@ -370,13 +412,22 @@ mod tests {
     const X: ItemKey = ItemKey::new(0, 1);
 
     fn txn(id: TxnId, committed: bool, events: Vec<Event>) -> TxnRecord {
-        TxnRecord { id, session: 0, committed, events }
+        TxnRecord {
+            id,
+            session: 0,
+            committed,
+            events,
+        }
     }
     fn r(version: TxnId) -> Event {
         Event::Read { item: X, version }
     }
     fn w(prev: TxnId) -> Event {
-        Event::Write { item: X, prev, deleted: false }
+        Event::Write {
+            item: X,
+            prev,
+            deleted: false,
+        }
     }
     fn edge_set(d: &Dsg) -> Vec<(TxnId, TxnId, EdgeKind)> {
         let mut v: Vec<_> = d.edges().map(|e| (e.from, e.to, e.kind)).collect();
@@ -414,7 +465,11 @@ mod tests {
         let d = Dsg::build(&h);
         assert_eq!(
             edge_set(&d),
-            vec![(1, 3, EdgeKind::WW), (1, 4, EdgeKind::WR), (4, 3, EdgeKind::RW)]
+            vec![
+                (1, 3, EdgeKind::WW),
+                (1, 4, EdgeKind::WR),
+                (4, 3, EdgeKind::RW)
+            ]
         );
     }
 
@@ -443,13 +498,25 @@ mod tests {
             ],
         };
         let d = Dsg::build(&h);
-        assert_eq!(d.forks, vec![VersionFork { item: X, version: 1, successors: vec![2, 3] }]);
-        assert_eq!(edge_set(&d), vec![(1, 2, EdgeKind::WW), (1, 3, EdgeKind::WW)]);
+        assert_eq!(
+            d.forks,
+            vec![VersionFork {
+                item: X,
+                version: 1,
+                successors: vec![2, 3]
+            }]
+        );
+        assert_eq!(
+            edge_set(&d),
+            vec![(1, 2, EdgeKind::WW), (1, 3, EdgeKind::WW)]
+        );
     }
 
     #[test]
     fn read_own_write_makes_no_edges() {
-        let h = History { txns: vec![txn(1, true, vec![w(INITIAL), r(1), w(1), r(1)])] };
+        let h = History {
+            txns: vec![txn(1, true, vec![w(INITIAL), r(1), w(1), r(1)])],
+        };
         let d = Dsg::build(&h);
         assert_eq!(d.edge_count(), 0);
     }
@@ -459,8 +526,29 @@ mod tests {
         let y = ItemKey::new(0, 2);
         let h = History {
             txns: vec![
-                txn(1, true, vec![w(INITIAL), Event::Write { item: y, prev: INITIAL, deleted: false }]),
-                txn(2, true, vec![r(1), Event::Read { item: y, version: 1 }]),
+                txn(
+                    1,
+                    true,
+                    vec![
+                        w(INITIAL),
+                        Event::Write {
+                            item: y,
+                            prev: INITIAL,
+                            deleted: false,
+                        },
+                    ],
+                ),
+                txn(
+                    2,
+                    true,
+                    vec![
+                        r(1),
+                        Event::Read {
+                            item: y,
+                            version: 1,
+                        },
+                    ],
+                ),
             ],
         };
         let d = Dsg::build(&h);
@@ -475,7 +563,14 @@ mod tests {
             txns: vec![txn(1, false, vec![w(INITIAL)]), txn(2, true, vec![r(1)])],
         };
         let d = Dsg::build(&h);
-        assert_eq!(d.aborted_reads, vec![AbortedRead { reader: 2, item: X, writer: 1 }]);
+        assert_eq!(
+            d.aborted_reads,
+            vec![AbortedRead {
+                reader: 2,
+                item: X,
+                writer: 1
+            }]
+        );
         assert_eq!(d.edge_count(), 0);
     }
 }

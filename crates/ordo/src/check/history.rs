@@ -114,8 +114,15 @@ mod tests {
                 session: 1,
                 committed: true,
                 events: vec![
-                    Event::Read { item: ItemKey::new(0, 1), version: INITIAL },
-                    Event::Write { item: ItemKey::new(0, 1), prev: INITIAL, deleted: false },
+                    Event::Read {
+                        item: ItemKey::new(0, 1),
+                        version: INITIAL,
+                    },
+                    Event::Write {
+                        item: ItemKey::new(0, 1),
+                        prev: INITIAL,
+                        deleted: false,
+                    },
                 ],
             }],
         };

@@ -96,7 +96,10 @@ pub struct Report {
 impl Report {
     /// No G0, G1a, G1b, G1c, G-single, G2-item or G2 anomaly was found.
     pub fn is_serializable(&self) -> bool {
-        !self.anomalies.iter().any(|a| a.kind.breaks_serializability())
+        !self
+            .anomalies
+            .iter()
+            .any(|a| a.kind.breaks_serializability())
     }
 
     /// Whether some anomaly of `kind` was found.
@@ -126,7 +129,11 @@ impl Report {
         if counts.is_empty() {
             format!("{head} serializable, no anomalies")
         } else {
-            let verdict = if self.is_serializable() { "serializable" } else { "NOT serializable" };
+            let verdict = if self.is_serializable() {
+                "serializable"
+            } else {
+                "NOT serializable"
+            };
             format!("{head} {verdict}: {}", counts.join(" "))
         }
     }

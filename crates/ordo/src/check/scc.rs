@@ -35,7 +35,11 @@ impl Csr {
             labels[*slot] = l;
             *slot += 1;
         }
-        Self { offsets, targets, labels }
+        Self {
+            offsets,
+            targets,
+            labels,
+        }
     }
 
     /// Number of nodes.
@@ -51,7 +55,10 @@ impl Csr {
     /// Arcs leaving `v` as `(target, label)`.
     pub(crate) fn arcs(&self, v: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
         let r = self.arc_range(v);
-        self.targets[r.clone()].iter().copied().zip(self.labels[r].iter().copied())
+        self.targets[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.labels[r].iter().copied())
     }
 }
 
@@ -177,7 +184,14 @@ mod tests {
     #[test]
     fn finds_components() {
         // 0 -> 1 -> 2 -> 0, 2 -> 3, 3 -> 4 -> 3, 5 alone
-        let arcs = [(0, 1, 0), (1, 2, 1), (2, 0, 2), (2, 3, 3), (3, 4, 4), (4, 3, 5)];
+        let arcs = [
+            (0, 1, 0),
+            (1, 2, 1),
+            (2, 0, 2),
+            (2, 3, 3),
+            (3, 4, 4),
+            (4, 3, 5),
+        ];
         let g = Csr::new(6, &arcs);
         assert_eq!(sorted(nontrivial_sccs(&g)), vec![vec![0, 1, 2], vec![3, 4]]);
     }

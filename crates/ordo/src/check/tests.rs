@@ -6,13 +6,22 @@ const X: ItemKey = ItemKey::new(0, 1);
 const Y: ItemKey = ItemKey::new(0, 2);
 
 fn txn(id: TxnId, committed: bool, events: Vec<Event>) -> TxnRecord {
-    TxnRecord { id, session: (id % 2) as u32, committed, events }
+    TxnRecord {
+        id,
+        session: (id % 2) as u32,
+        committed,
+        events,
+    }
 }
 fn r(item: ItemKey, version: TxnId) -> Event {
     Event::Read { item, version }
 }
 fn w(item: ItemKey, prev: TxnId) -> Event {
-    Event::Write { item, prev, deleted: false }
+    Event::Write {
+        item,
+        prev,
+        deleted: false,
+    }
 }
 fn kinds(rep: &Report) -> Vec<AnomalyKind> {
     rep.anomalies.iter().map(|a| a.kind).collect()
@@ -62,8 +71,14 @@ fn lost_update_is_g_single() {
     assert_closed_cycle(a);
     // T2 -rw-> T1 -ww-> T2
     assert_eq!(a.edges.iter().filter(|e| e.kind == EdgeKind::RW).count(), 1);
-    assert!(a.edges.iter().any(|e| (e.from, e.to, e.kind) == (2, 1, EdgeKind::RW)));
-    assert!(a.edges.iter().any(|e| (e.from, e.to, e.kind) == (1, 2, EdgeKind::WW)));
+    assert!(a
+        .edges
+        .iter()
+        .any(|e| (e.from, e.to, e.kind) == (2, 1, EdgeKind::RW)));
+    assert!(a
+        .edges
+        .iter()
+        .any(|e| (e.from, e.to, e.kind) == (1, 2, EdgeKind::WW)));
 }
 
 #[test]
@@ -101,7 +116,10 @@ fn read_cycle_is_g1c() {
 #[test]
 fn read_of_aborted_write_is_g1a() {
     let h = History {
-        txns: vec![txn(1, false, vec![w(X, INITIAL)]), txn(2, true, vec![r(X, 1)])],
+        txns: vec![
+            txn(1, false, vec![w(X, INITIAL)]),
+            txn(2, true, vec![r(X, 1)]),
+        ],
     };
     let rep = check(&h);
     assert_eq!(kinds(&rep), vec![AnomalyKind::G1a]);
@@ -130,7 +148,9 @@ fn serial_history_is_clean() {
 
 #[test]
 fn read_own_write_makes_no_self_edges() {
-    let h = History { txns: vec![txn(1, true, vec![w(X, INITIAL), r(X, 1), w(X, 1), r(X, 1)])] };
+    let h = History {
+        txns: vec![txn(1, true, vec![w(X, INITIAL), r(X, 1), w(X, 1), r(X, 1)])],
+    };
     let rep = check(&h);
     assert_eq!(rep.edges, 0);
     assert!(rep.anomalies.is_empty());
@@ -204,7 +224,9 @@ fn long_serial_chain_is_fast_and_clean() {
 
 /// A chain `T1 -ww(x)-> T2 -> ... -> Tn` closed by one edge `Tn -> T1`.
 fn long_cycle(n: TxnId, close_with_read: bool) -> Report {
-    let mut txns: Vec<TxnRecord> = (1..=n).map(|id| txn(id, true, vec![w(X, id - 1)])).collect();
+    let mut txns: Vec<TxnRecord> = (1..=n)
+        .map(|id| txn(id, true, vec![w(X, id - 1)]))
+        .collect();
     let (first, last) = (0, n as usize - 1);
     if close_with_read {
         // Tn writes y, T1 reads it: Tn -wr(y)-> T1.
@@ -269,7 +291,12 @@ mod generated {
             if committed {
                 current = mine;
             }
-            txns.push(TxnRecord { id, session: (i % 3) as u32, committed, events });
+            txns.push(TxnRecord {
+                id,
+                session: (i % 3) as u32,
+                committed,
+                events,
+            });
         }
         History { txns }
     }
