@@ -15,11 +15,11 @@
 //! Facts found along the way that are not edges — reads of aborted versions
 //! and version forks — are collected for [`super::anomaly`] to report.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::hash::FxHashMap;
 use super::history::{Event, History, ItemKey, TxnId, INITIAL};
 use super::scc::Csr;
 
@@ -101,13 +101,14 @@ enum Status {
 /// aborted) transactions.
 #[derive(Debug, Default)]
 pub struct VersionOrder {
-    status: HashMap<TxnId, Status>,
-    /// First writer found that replaced `(item, version)`.
-    next: HashMap<(ItemKey, TxnId), TxnId>,
+    status: FxHashMap<TxnId, Status>,
+    /// First writer found that replaced `(item, version)`, with its status.
+    next: FxHashMap<(ItemKey, TxnId), (TxnId, Status)>,
     /// Further writers replacing the same version (forks; normally empty).
-    extra_next: HashMap<(ItemKey, TxnId), Vec<TxnId>>,
-    /// The version each `(item, writer)` replaced.
-    prev: HashMap<(ItemKey, TxnId), TxnId>,
+    extra_next: FxHashMap<(ItemKey, TxnId), Vec<(TxnId, Status)>>,
+    /// The version each aborted `(item, writer)` replaced (only aborted
+    /// writers are ever walked back through).
+    aborted_prev: FxHashMap<(ItemKey, TxnId), TxnId>,
 }
 
 /// Upper bound on how many aborted versions a single walk passes through;
@@ -115,72 +116,96 @@ pub struct VersionOrder {
 const MAX_WALK: usize = 1 << 20;
 
 impl VersionOrder {
-    fn is_aborted(&self, t: TxnId) -> bool {
-        matches!(self.status.get(&t), Some(Status::Aborted))
+    /// Records that `writer` (with `status`) replaced `prev` of `item`.
+    fn link(&mut self, item: ItemKey, prev: TxnId, writer: TxnId, status: Status) {
+        if status == Status::Aborted {
+            self.aborted_prev.entry((item, writer)).or_insert(prev);
+        }
+        match self.next.get(&(item, prev)) {
+            None => {
+                self.next.insert((item, prev), (writer, status));
+            }
+            Some(&(s, _)) if s == writer => {}
+            Some(_) => {
+                let extra = self.extra_next.entry((item, prev)).or_default();
+                if !extra.iter().any(|&(s, _)| s == writer) {
+                    extra.push((writer, status));
+                }
+            }
+        }
     }
 
-    fn is_committed(&self, t: TxnId) -> bool {
-        matches!(self.status.get(&t), Some(Status::Committed(_)))
-    }
-
-    /// Direct successors of `version` in `item`'s chain (committed or not).
-    pub fn successors(&self, item: ItemKey, version: TxnId) -> impl Iterator<Item = TxnId> + '_ {
+    fn successors_with_status(
+        &self,
+        item: ItemKey,
+        version: TxnId,
+    ) -> impl Iterator<Item = (TxnId, Status)> + '_ {
         let first = self.next.get(&(item, version)).copied();
-        let rest = self
-            .extra_next
-            .get(&(item, version))
+        let rest = (!self.extra_next.is_empty())
+            .then(|| self.extra_next.get(&(item, version)))
+            .flatten()
             .into_iter()
             .flatten()
             .copied();
         first.into_iter().chain(rest)
     }
 
+    /// Direct successors of `version` in `item`'s chain (committed or not).
+    pub fn successors(&self, item: ItemKey, version: TxnId) -> impl Iterator<Item = TxnId> + '_ {
+        self.successors_with_status(item, version).map(|(s, _)| s)
+    }
+
     /// The committed versions that directly follow `version` once aborted
-    /// versions are skipped, appended to `out` (deduplicated, in discovery order).
-    pub fn committed_successors(&self, item: ItemKey, version: TxnId, out: &mut Vec<TxnId>) {
-        let start = out.len();
-        // Fast path: a plain chain step to a committed version (no allocation).
-        if !self.extra_next.contains_key(&(item, version)) {
-            match self.next.get(&(item, version)) {
-                None => return,
-                Some(&s) if self.is_committed(s) => {
-                    if !out[start..].contains(&s) {
-                        out.push(s);
-                    }
-                    return;
-                }
-                Some(_) => {}
-            }
-        }
-        let mut stack = vec![version];
+    /// versions are skipped (deduplicated, in discovery order).
+    pub fn committed_successors(&self, item: ItemKey, version: TxnId) -> Vec<TxnId> {
+        let mut out = Vec::new();
+        self.committed_successor_nodes(item, version, &mut out);
+        out.into_iter().map(|(s, _)| s).collect()
+    }
+
+    /// Like [`Self::committed_successors`], with DSG node indices, appended
+    /// to `out` (which the caller clears).
+    fn committed_successor_nodes(
+        &self,
+        item: ItemKey,
+        version: TxnId,
+        out: &mut Vec<(TxnId, u32)>,
+    ) {
+        let mut stack: Vec<TxnId> = Vec::new();
         let mut expanded: Vec<TxnId> = Vec::new();
-        while let Some(v) = stack.pop() {
-            if expanded.len() >= MAX_WALK || expanded.contains(&v) {
-                continue;
-            }
-            expanded.push(v);
-            for s in self.successors(item, v) {
-                if self.is_committed(s) {
-                    if !out[start..].contains(&s) {
-                        out.push(s);
+        let mut v = version;
+        loop {
+            for (s, status) in self.successors_with_status(item, v) {
+                match status {
+                    Status::Committed(node) => {
+                        if !out.iter().any(|&(t, _)| t == s) {
+                            out.push((s, node));
+                        }
                     }
-                } else if self.is_aborted(s) {
-                    stack.push(s);
+                    Status::Aborted => {
+                        if expanded.len() < MAX_WALK && !expanded.contains(&s) {
+                            expanded.push(s);
+                            stack.push(s);
+                        }
+                    }
                 }
+            }
+            match stack.pop() {
+                Some(next) => v = next,
+                None => return,
             }
         }
     }
 
     /// The nearest committed version at or below `version` in `item`'s chain,
-    /// walking back through aborted writers. `None` for [`INITIAL`] or a
-    /// writer unknown to the history.
-    pub fn committed_at_or_below(&self, item: ItemKey, version: TxnId) -> Option<TxnId> {
+    /// walking back through aborted writers, with its node index. `None` for
+    /// [`INITIAL`] or a writer unknown to the history.
+    fn committed_at_or_below(&self, item: ItemKey, version: TxnId) -> Option<(TxnId, u32)> {
         let mut v = version;
         for _ in 0..MAX_WALK {
-            match self.status.get(&v) {
-                Some(Status::Committed(_)) => return Some(v),
-                Some(Status::Aborted) => v = *self.prev.get(&(item, v))?,
-                None => return None,
+            match self.status.get(&v)? {
+                Status::Committed(node) => return Some((v, *node)),
+                Status::Aborted => v = *self.aborted_prev.get(&(item, v))?,
             }
         }
         None
@@ -192,8 +217,7 @@ impl VersionOrder {
             .extra_next
             .keys()
             .filter_map(|&(item, version)| {
-                let mut successors = Vec::new();
-                self.committed_successors(item, version, &mut successors);
+                let mut successors = self.committed_successors(item, version);
                 (successors.len() > 1).then(|| {
                     successors.sort_unstable();
                     VersionFork {
@@ -242,8 +266,9 @@ impl Dsg {
     /// appears more than once, only its first record counts.
     pub fn build(history: &History) -> Self {
         let mut versions = VersionOrder::default();
+        versions.status.reserve(history.txns.len());
         let mut ids = Vec::new();
-        let mut kept = Vec::new();
+        let mut kept = Vec::with_capacity(history.txns.len());
         let mut aborted = 0;
         for rec in &history.txns {
             if rec.id == INITIAL || versions.status.contains_key(&rec.id) {
@@ -260,28 +285,17 @@ impl Dsg {
                 Status::Aborted
             };
             versions.status.insert(rec.id, status);
-            kept.push(rec);
+            kept.push((rec, status));
         }
 
-        for rec in &kept {
+        let writes = kept.iter().flat_map(|(r, _)| &r.events);
+        let writes = writes.filter(|e| matches!(e, Event::Write { .. })).count();
+        versions.next.reserve(writes);
+        for &(rec, status) in &kept {
             for ev in &rec.events {
-                let Event::Write { item, prev, .. } = *ev else {
-                    continue;
-                };
-                if prev == rec.id {
-                    continue;
-                }
-                versions.prev.entry((item, rec.id)).or_insert(prev);
-                match versions.next.get(&(item, prev)) {
-                    None => {
-                        versions.next.insert((item, prev), rec.id);
-                    }
-                    Some(&s) if s == rec.id => {}
-                    Some(_) => {
-                        let extra = versions.extra_next.entry((item, prev)).or_default();
-                        if !extra.contains(&rec.id) {
-                            extra.push(rec.id);
-                        }
+                if let Event::Write { item, prev, .. } = *ev {
+                    if prev != rec.id {
+                        versions.link(item, prev, rec.id, status);
                     }
                 }
             }
@@ -291,8 +305,8 @@ impl Dsg {
         let mut aborted_reads = Vec::new();
         let mut local: Vec<NodeEdge> = Vec::new();
         let mut succ = Vec::new();
-        for rec in kept.iter().filter(|r| r.committed) {
-            let Some(&Status::Committed(me)) = versions.status.get(&rec.id) else {
+        for &(rec, status) in &kept {
+            let Status::Committed(me) = status else {
                 continue;
             };
             local.clear();
@@ -302,16 +316,14 @@ impl Dsg {
                         if prev == rec.id {
                             continue;
                         }
-                        if let Some(p) = versions.committed_at_or_below(item, prev) {
-                            if let Some(&Status::Committed(from)) = versions.status.get(&p) {
-                                if from != me {
-                                    local.push(NodeEdge {
-                                        from,
-                                        to: me,
-                                        kind: EdgeKind::WW,
-                                        item,
-                                    });
-                                }
+                        if let Some((_, from)) = versions.committed_at_or_below(item, prev) {
+                            if from != me {
+                                local.push(NodeEdge {
+                                    from,
+                                    to: me,
+                                    kind: EdgeKind::WW,
+                                    item,
+                                });
                             }
                         }
                     }
@@ -336,17 +348,15 @@ impl Dsg {
                             None => {}
                         }
                         succ.clear();
-                        versions.committed_successors(item, version, &mut succ);
-                        for s in &succ {
-                            if let Some(&Status::Committed(to)) = versions.status.get(s) {
-                                if to != me {
-                                    local.push(NodeEdge {
-                                        from: me,
-                                        to,
-                                        kind: EdgeKind::RW,
-                                        item,
-                                    });
-                                }
+                        versions.committed_successor_nodes(item, version, &mut succ);
+                        for &(_, to) in &succ {
+                            if to != me {
+                                local.push(NodeEdge {
+                                    from: me,
+                                    to,
+                                    kind: EdgeKind::RW,
+                                    item,
+                                });
                             }
                         }
                     }

@@ -63,6 +63,7 @@
 pub mod anomaly;
 pub mod dbcop;
 pub mod graph;
+mod hash;
 pub mod history;
 mod scc;
 
