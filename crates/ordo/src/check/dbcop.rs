@@ -24,7 +24,7 @@
 //!   emitted as the extra top-level field `ordo_variables` (entry `i` is the
 //!   item of variable `i`); dbcop's structs do not deny unknown fields, so
 //!   serde ignores it.
-//! * **values**: a write's value is its writer's [`TxnId`]; a read's value is
+//! * **values**: a write's value is its writer's [`TxnId`](super::TxnId); a read's value is
 //!   the id of the version it saw, so [`INITIAL`] maps to dbcop's initial
 //!   value 0. dbcop requires each `(variable, value)` write to be unique, so
 //!   only a transaction's *first* write of an item is emitted (later
