@@ -110,6 +110,7 @@ impl<M: Default + Send + Sync> RowArena<M> {
                 if p.is_null() {
                     std::alloc::handle_alloc_error(layout);
                 }
+                advise_huge_pages(p, layout.size());
                 for s in 0..(BASE << k) as usize {
                     // SAFETY: in bounds of the fresh allocation and aligned for Header<M>.
                     unsafe {
@@ -152,6 +153,23 @@ impl<M: Default + Send + Sync> RowArena<M> {
         // SAFETY: the data area follows the header, `row_words` long, initialized (zeroed) at chunk allocation.
         unsafe { std::slice::from_raw_parts(self.slot(rid).add(self.data_offset).cast::<AtomicU64>(), self.row_words) }
     }
+}
+
+/// Asks the kernel to back a large chunk with transparent huge pages: a big table is read at random,
+/// and with 4 KiB pages nearly every row access would also miss the TLB.
+fn advise_huge_pages(p: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    #[cfg(target_os = "linux")]
+    if len >= HUGE {
+        let start = (p as usize).next_multiple_of(HUGE);
+        let end = (p as usize + len) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: the range lies inside our own allocation; MADV_HUGEPAGE is only advice.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, len, HUGE);
 }
 
 impl<M> Drop for RowArena<M> {

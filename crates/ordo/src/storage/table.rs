@@ -17,10 +17,10 @@
 //! so next-key locking has something to lock at the end of a range.
 
 use super::arena::{RowArena, RowId, ABSENT};
+use super::hash_index::HashIndex;
 use super::row::RowMut;
 use super::schema::{ColumnSet, Schema, SchemaError};
 use crossbeam_skiplist::SkipMap;
-use dashmap::DashMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,8 +29,6 @@ pub type TableId = u32;
 
 /// Number of structure stripes per table.
 pub const STRIPES: usize = 1024;
-
-type Hasher = foldhash::fast::FixedState;
 
 /// How to build a table.
 #[derive(Clone, Debug)]
@@ -66,7 +64,7 @@ pub struct Table<M> {
     name: String,
     schema: Schema,
     rows: RowArena<M>,
-    hash: DashMap<u64, RowId, Hasher>,
+    hash: HashIndex,
     ordered: Option<SkipMap<u64, RowId>>,
     stripes: Box<[AtomicU64]>,
     stripe_shift: u32,
@@ -83,7 +81,7 @@ impl<M: Default + Send + Sync> Table<M> {
         Table {
             id,
             name: spec.name,
-            hash: DashMap::with_capacity_and_hasher_and_shard_amount(spec.capacity, Hasher::default(), 256),
+            hash: HashIndex::with_capacity(spec.capacity),
             schema: spec.schema,
             rows,
             ordered: spec.ordered.then(SkipMap::new),
@@ -112,7 +110,7 @@ impl<M: Default + Send + Sync> Table<M> {
     /// The slot of `key`, if the key was ever indexed.
     #[inline]
     pub fn lookup(&self, key: u64) -> Option<RowId> {
-        self.hash.get(&key).map(|r| *r)
+        self.hash.get(key)
     }
 
     /// The slot of `key`, creating an absent one (and bumping its stripe) if the key is new.
@@ -121,17 +119,14 @@ impl<M: Default + Send + Sync> Table<M> {
         if let Some(r) = self.lookup(key) {
             return (r, false);
         }
-        let (rid, created) = match self.hash.entry(key) {
-            dashmap::Entry::Occupied(e) => (*e.get(), false),
-            dashmap::Entry::Vacant(v) => {
-                let rid = self.rows.alloc();
-                if let Some(o) = &self.ordered {
-                    o.insert(key, rid);
-                }
-                v.insert(rid);
-                (rid, true)
+        let (rid, created) = self.hash.get_or_insert_with(key, || self.rows.alloc());
+        if created {
+            // Inside the index's insert lock would be tidier, but the skiplist is safe on its own; a scan
+            // racing with this insert is the protocol's to order (next-key locks, stripes).
+            if let Some(o) = &self.ordered {
+                o.insert(key, rid);
             }
-        };
+        }
         if created {
             self.stripe(key).fetch_add(1, Ordering::AcqRel);
         }
@@ -229,9 +224,10 @@ impl<M: Default + Send + Sync> Table<M> {
     pub fn present_keys(&self) -> Vec<u64> {
         let mut v: Vec<u64> = self
             .hash
-            .iter()
-            .filter(|e| self.version(*e.value()).load(Ordering::Acquire) & ABSENT == 0)
-            .map(|e| *e.key())
+            .entries()
+            .into_iter()
+            .filter(|(_, rid)| self.version(*rid).load(Ordering::Acquire) & ABSENT == 0)
+            .map(|(key, _)| key)
             .collect();
         v.sort_unstable();
         v
