@@ -190,3 +190,33 @@ impl Drop for NoccTx<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{check, AnomalyKind, History};
+    use crate::protocols::conformance::{open_small, B, KV};
+
+    /// Two interleaved read-modify-writes of one key: the second overwrites the first (a lost update),
+    /// and the checker names it G-single from the recorded history.
+    #[test]
+    fn interleaved_increments_lose_an_update_and_the_checker_sees_it() {
+        let p: NoCC = open_small();
+        let (mut w1, mut w2) = (p.worker(0, true), p.worker(1, true));
+        let mut t1 = p.begin(&mut w1);
+        let mut t2 = p.begin(&mut w2);
+        let b1 = t1.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B);
+        let b2 = t2.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B);
+        t1.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, b1 + 1)).unwrap();
+        t2.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, b2 + 1)).unwrap();
+        t1.commit().unwrap();
+        t2.commit().unwrap();
+        let mut t3 = p.begin(&mut w1);
+        assert_eq!(t3.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B), 1, "one increment lost");
+        drop(t3);
+        let mut txns = NoCC::recorder(&mut w1).take();
+        txns.extend(NoCC::recorder(&mut w2).take());
+        let report = check(&History { txns });
+        assert!(report.has(AnomalyKind::GSingle), "{report}");
+    }
+}
