@@ -58,7 +58,9 @@ fn seconds(name: &str, v: f64, min: f64) -> Result<Duration, UsageError> {
     if v.is_finite() && v >= min && v <= 86_400.0 {
         Ok(Duration::from_secs_f64(v))
     } else {
-        Err(UsageError(format!("--{name} must be a number of seconds from {min} to 86400, got {v}")))
+        Err(UsageError(format!(
+            "--{name} must be a number of seconds from {min} to 86400, got {v}"
+        )))
     }
 }
 
@@ -71,7 +73,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
     if args.reps == 0 || args.reps > 1000 {
-        return Err(UsageError(format!("--reps must be from 1 to 1000, got {}", args.reps)));
+        return Err(UsageError(format!(
+            "--reps must be from 1 to 1000, got {}",
+            args.reps
+        )));
     }
     let workload = args.workload.build(YcsbConfig::default())?;
     let Workload::Ycsb(w) = &workload;
@@ -100,12 +105,24 @@ fn run_all<W: ordo::harness::Workload>(
     let mut nocc: Vec<(usize, f64)> = Vec::new();
     for info in protos {
         for &t in threads {
-            let cfg = BenchConfig { threads: t, warmup, duration, seed: args.seed, progress: !args.quiet };
+            let cfg = BenchConfig {
+                threads: t,
+                warmup,
+                duration,
+                seed: args.seed,
+                progress: !args.quiet,
+            };
             let mut reps = Vec::with_capacity(args.reps);
             for _ in 0..args.reps {
-                let r = protocols::with_protocol(info.name, Runner { workload: w, cfg: &cfg })
-                    .expect("validated protocol name")
-                    .map_err(UsageError)?;
+                let r = protocols::with_protocol(
+                    info.name,
+                    Runner {
+                        workload: w,
+                        cfg: &cfg,
+                    },
+                )
+                .expect("validated protocol name")
+                .map_err(UsageError)?;
                 reps.push(r);
             }
             reps.sort_by(|a, b| a.committed_per_sec().total_cmp(&b.committed_per_sec()));
@@ -114,7 +131,11 @@ fn run_all<W: ordo::harness::Workload>(
             if info.name == "nocc" {
                 nocc.push((t, r.committed_per_sec()));
             }
-            let vs = nocc.iter().find(|(nt, _)| *nt == t).filter(|_| info.name != "nocc").map(|(_, n)| r.committed_per_sec() / n);
+            let vs = nocc
+                .iter()
+                .find(|(nt, _)| *nt == t)
+                .filter(|_| info.name != "nocc")
+                .map(|(_, n)| r.committed_per_sec() / n);
             let reasons: Vec<String> = AbortReason::ALL
                 .iter()
                 .filter(|a| r.aborts[a.index()] > 0)
@@ -131,8 +152,10 @@ fn run_all<W: ordo::harness::Workload>(
                 vs.map(|v| format!("{:.2}x", v)).unwrap_or_default(),
                 reasons.join(" ")
             );
-            let aborts: serde_json::Map<String, serde_json::Value> =
-                AbortReason::ALL.iter().map(|a| (a.name().to_string(), json!(r.aborts[a.index()]))).collect();
+            let aborts: serde_json::Map<String, serde_json::Value> = AbortReason::ALL
+                .iter()
+                .map(|a| (a.name().to_string(), json!(r.aborts[a.index()])))
+                .collect();
             rows.push(json!({
                 "workload": w.name(),
                 "protocol": info.name,
@@ -164,7 +187,8 @@ fn run_all<W: ordo::harness::Workload>(
     }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&rows).expect("serializable results");
-        std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,13 @@ use crate::opts::WORKLOADS;
 pub fn run() {
     println!("protocols:");
     for p in ordo::protocols::all() {
-        println!("  {:<14} {:<18} {}  [{}]", p.name, format!("{:?}", p.isolation), p.summary, p.paper);
+        println!(
+            "  {:<14} {:<18} {}  [{}]",
+            p.name,
+            format!("{:?}", p.isolation),
+            p.summary,
+            p.paper
+        );
     }
     println!("workloads:");
     for (name, summary, paper) in WORKLOADS {

@@ -16,7 +16,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "ordo", version, about = "Concurrency-control protocols side by side, each run checked for serializability")]
+#[command(
+    name = "ordo",
+    version,
+    about = "Concurrency-control protocols side by side, each run checked for serializability"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -38,11 +42,21 @@ pub struct UsageError(pub String);
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => e.exit(),
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            e.exit()
+        }
         Err(e) => {
             // One line, as for every other usage error (clap adds a usage block and a tip).
             let text = e.render().to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: invalid arguments"));
+            eprintln!(
+                "{}",
+                text.lines().next().unwrap_or("error: invalid arguments")
+            );
             return ExitCode::from(2);
         }
     };

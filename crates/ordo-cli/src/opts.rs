@@ -13,7 +13,10 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[(
 
 /// Splits a comma-separated list.
 pub fn split(list: &str) -> Vec<&str> {
-    list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// Parses and checks a protocol list.
@@ -24,7 +27,10 @@ pub fn protocols(list: &str) -> Result<Vec<&'static ordo::protocols::ProtocolInf
     }
     names
         .into_iter()
-        .map(|n| ordo::protocols::info(n).ok_or_else(|| UsageError(ordo::protocols::UnknownProtocol(n.into()).to_string())))
+        .map(|n| {
+            ordo::protocols::info(n)
+                .ok_or_else(|| UsageError(ordo::protocols::UnknownProtocol(n.into()).to_string()))
+        })
         .collect()
 }
 
@@ -38,7 +44,9 @@ pub fn threads(list: &str) -> Result<Vec<usize>, UsageError> {
         .into_iter()
         .map(|t| match t.parse::<usize>() {
             Ok(n) if (1..=1024).contains(&n) => Ok(n),
-            _ => Err(UsageError(format!("invalid thread count `{t}`: expected an integer from 1 to 1024"))),
+            _ => Err(UsageError(format!(
+                "invalid thread count `{t}`: expected an integer from 1 to 1024"
+            ))),
         })
         .collect()
 }
@@ -89,7 +97,9 @@ impl WorkloadArgs {
         match self.workload.as_str() {
             "ycsb" => {
                 if self.hot_rows.is_some() && self.theta.is_some() {
-                    return Err(UsageError("--theta and --hot-rows are alternative key distributions: give one".into()));
+                    return Err(UsageError(
+                        "--theta and --hot-rows are alternative key distributions: give one".into(),
+                    ));
                 }
                 let cfg = YcsbConfig {
                     rows: self.rows.unwrap_or(defaults.rows),

@@ -45,7 +45,14 @@ impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
 
 /// Contended defaults for verification: few rows, high skew, half writes.
 fn defaults() -> YcsbConfig {
-    YcsbConfig { rows: 1_000, ops: 8, read_ratio: 0.5, theta: 0.9, rmw: true, ..YcsbConfig::default() }
+    YcsbConfig {
+        rows: 1_000,
+        ops: 8,
+        read_ratio: 0.5,
+        theta: 0.9,
+        rmw: true,
+        ..YcsbConfig::default()
+    }
 }
 
 /// Whether `report` breaks what `isolation` promises.
@@ -53,10 +60,17 @@ fn violates(isolation: Isolation, v: &Verified) -> bool {
     let r = &v.report;
     match isolation {
         Isolation::Serializable => !r.is_serializable() || v.invariants.is_err(),
-        Isolation::SnapshotIsolation => {
-            [AnomalyKind::G0, AnomalyKind::G1a, AnomalyKind::G1c, AnomalyKind::GSingle].iter().any(|k| r.has(*k))
-        }
-        Isolation::ReadCommitted => [AnomalyKind::G0, AnomalyKind::G1a, AnomalyKind::G1c].iter().any(|k| r.has(*k)),
+        Isolation::SnapshotIsolation => [
+            AnomalyKind::G0,
+            AnomalyKind::G1a,
+            AnomalyKind::G1c,
+            AnomalyKind::GSingle,
+        ]
+        .iter()
+        .any(|k| r.has(*k)),
+        Isolation::ReadCommitted => [AnomalyKind::G0, AnomalyKind::G1a, AnomalyKind::G1c]
+            .iter()
+            .any(|k| r.has(*k)),
         Isolation::None => false,
     }
 }
@@ -72,12 +86,22 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
     }
     let workload = args.workload.build(defaults())?;
     let Workload::Ycsb(w) = &workload;
-    let cfg = VerifyConfig { threads: threads[0], txns: args.txns, seed: args.seed };
+    let cfg = VerifyConfig {
+        threads: threads[0],
+        txns: args.txns,
+        seed: args.seed,
+    };
     let mut failed = false;
     for info in protos {
-        let v = protocols::with_protocol(info.name, Runner { workload: w, cfg: &cfg })
-            .expect("validated protocol name")
-            .map_err(UsageError)?;
+        let v = protocols::with_protocol(
+            info.name,
+            Runner {
+                workload: w,
+                cfg: &cfg,
+            },
+        )
+        .expect("validated protocol name")
+        .map_err(UsageError)?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
         println!(
@@ -98,10 +122,16 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
         }
         if let Some(base) = &args.history {
             let path = PathBuf::from(format!("{}.{}.json", base.display(), info.name));
-            let text = serde_json::to_string(&ordo::check::dbcop::to_dbcop_json(&v.history)).expect("json");
-            std::fs::write(&path, text).map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+            let text = serde_json::to_string(&ordo::check::dbcop::to_dbcop_json(&v.history))
+                .expect("json");
+            std::fs::write(&path, text)
+                .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
             println!("    history written to {}", path.display());
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -115,7 +115,13 @@ impl<M: Default + Send + Sync> RowArena<M> {
                     // SAFETY: in bounds of the fresh allocation and aligned for Header<M>.
                     unsafe {
                         let h = p.add(s * self.stride).cast::<Header<M>>();
-                        std::ptr::write(h, Header { version: AtomicU64::new(ABSENT), meta: M::default() });
+                        std::ptr::write(
+                            h,
+                            Header {
+                                version: AtomicU64::new(ABSENT),
+                                meta: M::default(),
+                            },
+                        );
                     }
                 }
                 self.chunks[k].store(p, Ordering::Release);
@@ -128,7 +134,10 @@ impl<M: Default + Send + Sync> RowArena<M> {
     fn slot(&self, rid: RowId) -> *mut u8 {
         let (k, off) = locate(rid);
         let p = self.chunks[k].load(Ordering::Acquire);
-        assert!(!p.is_null() && rid < self.len(), "row id {rid} out of range");
+        assert!(
+            !p.is_null() && rid < self.len(),
+            "row id {rid} out of range"
+        );
         // SAFETY: `off` is below the chunk's slot count by construction of `locate`.
         unsafe { p.add(off as usize * self.stride) }
     }
@@ -151,7 +160,12 @@ impl<M: Default + Send + Sync> RowArena<M> {
     #[inline]
     pub fn data(&self, rid: RowId) -> &[AtomicU64] {
         // SAFETY: the data area follows the header, `row_words` long, initialized (zeroed) at chunk allocation.
-        unsafe { std::slice::from_raw_parts(self.slot(rid).add(self.data_offset).cast::<AtomicU64>(), self.row_words) }
+        unsafe {
+            std::slice::from_raw_parts(
+                self.slot(rid).add(self.data_offset).cast::<AtomicU64>(),
+                self.row_words,
+            )
+        }
     }
 }
 
@@ -184,7 +198,8 @@ impl<M> Drop for RowArena<M> {
                 // SAFETY: every slot of an allocated chunk was initialized.
                 unsafe { std::ptr::drop_in_place(p.add(s * self.stride).cast::<Header<M>>()) };
             }
-            let layout = Layout::from_size_align(slots * self.stride, self.align.max(64)).expect("chunk layout");
+            let layout = Layout::from_size_align(slots * self.stride, self.align.max(64))
+                .expect("chunk layout");
             // SAFETY: allocated with this layout in `alloc`.
             unsafe { dealloc(p, layout) };
         }

@@ -36,8 +36,16 @@ struct Slots {
 impl Slots {
     fn new(capacity: usize) -> Box<Self> {
         let n = capacity.next_power_of_two().max(64);
-        let entries = (0..n).map(|_| Entry { key: AtomicU64::new(0), rid: AtomicU64::new(0) }).collect();
-        Box::new(Slots { entries, mask: n - 1 })
+        let entries = (0..n)
+            .map(|_| Entry {
+                key: AtomicU64::new(0),
+                rid: AtomicU64::new(0),
+            })
+            .collect();
+        Box::new(Slots {
+            entries,
+            mask: n - 1,
+        })
     }
 
     #[inline]
@@ -93,7 +101,13 @@ impl HashIndex {
     /// An index sized for `capacity` keys without growing.
     pub fn with_capacity(capacity: usize) -> Self {
         let first = Box::into_raw(Slots::new(capacity.saturating_mul(2)));
-        HashIndex { current: AtomicPtr::new(first), insert: Mutex::new(InsertState { len: 0, tables: vec![first] }) }
+        HashIndex {
+            current: AtomicPtr::new(first),
+            insert: Mutex::new(InsertState {
+                len: 0,
+                tables: vec![first],
+            }),
+        }
     }
 
     #[inline]

@@ -45,7 +45,13 @@ pub struct TableSpec {
 
 impl TableSpec {
     pub fn new(name: impl Into<String>, schema: Schema) -> Self {
-        TableSpec { name: name.into(), schema, ordered: false, stripe_shift: 0, capacity: 0 }
+        TableSpec {
+            name: name.into(),
+            schema,
+            ordered: false,
+            stripe_shift: 0,
+            capacity: 0,
+        }
     }
     pub fn ordered(mut self, stripe_shift: u32) -> Self {
         self.ordered = true;
@@ -174,13 +180,18 @@ impl<M: Default + Send + Sync> Table<M> {
     /// Index entries with keys in `lo..=hi`, ascending (tombstones included: check the version word).
     /// Empty on a table without an ordered index.
     pub fn range(&self, lo: u64, hi: u64) -> impl Iterator<Item = (u64, RowId)> + '_ {
-        self.ordered.iter().flat_map(move |o| o.range(lo..=hi).map(|e| (*e.key(), *e.value())))
+        self.ordered
+            .iter()
+            .flat_map(move |o| o.range(lo..=hi).map(|e| (*e.key(), *e.value())))
     }
 
     /// The first index entry with a key greater than `key` (the "next key" of next-key locking), or `None`
     /// when `key` is the last (lock [`SUPREMUM`] then).
     pub fn next_after(&self, key: u64) -> Option<(u64, RowId)> {
-        self.ordered.as_ref()?.lower_bound(Bound::Excluded(&key)).map(|e| (*e.key(), *e.value()))
+        self.ordered
+            .as_ref()?
+            .lower_bound(Bound::Excluded(&key))
+            .map(|e| (*e.key(), *e.value()))
     }
 
     /// The structure stripe of `key`.
@@ -200,16 +211,28 @@ impl<M: Default + Send + Sync> Table<M> {
     /// Indices of the stripes that keys in `lo..=hi` fall in (each once).
     pub fn stripes_of_range(&self, lo: u64, hi: u64) -> impl Iterator<Item = usize> {
         let (a, b) = (lo >> self.stripe_shift, hi >> self.stripe_shift);
-        let n = if hi < lo { 0 } else { (b - a).saturating_add(1).min(STRIPES as u64) };
+        let n = if hi < lo {
+            0
+        } else {
+            (b - a).saturating_add(1).min(STRIPES as u64)
+        };
         (0..n).map(move |i| ((a + i) as usize) % STRIPES)
     }
 
     /// Loads a row outside any transaction (initial population): the record becomes present with
     /// version 0. Fails if the key is already present or a value does not fit.
-    pub fn load(&self, key: u64, scratch: &mut Vec<u64>, fill: impl FnOnce(&mut RowMut) -> Result<(), SchemaError>) -> Result<(), LoadError> {
+    pub fn load(
+        &self,
+        key: u64,
+        scratch: &mut Vec<u64>,
+        fill: impl FnOnce(&mut RowMut) -> Result<(), SchemaError>,
+    ) -> Result<(), LoadError> {
         let (rid, _) = self.get_or_create(key);
         if self.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
-            return Err(LoadError::Duplicate { table: self.name.clone(), key });
+            return Err(LoadError::Duplicate {
+                table: self.name.clone(),
+                key,
+            });
         }
         scratch.clear();
         scratch.resize(self.schema.row_words(), 0);
