@@ -515,3 +515,34 @@ mod tests {
         assert_eq!(counter(&p, &mut worker).wrapping_sub(before), 50);
     }
 }
+
+#[cfg(test)]
+mod declaration_tests {
+    use super::*;
+    use ordo::protocols::nocc::NoCC;
+    use ordo::protocols::Protocol;
+    use ordo::txn::declared::run_checked;
+
+    #[test]
+    fn every_request_stays_within_its_declaration() {
+        for rmw in [false, true] {
+            let w = Ycsb::new(YcsbConfig {
+                rows: 300,
+                read_ratio: 0.5,
+                rmw,
+                ..YcsbConfig::default()
+            })
+            .unwrap();
+            let mut db = Database::new();
+            w.load(&mut db).unwrap();
+            let p = NoCC::open(db, &Default::default());
+            let mut worker = p.worker(0, false);
+            let (mut g, mut prog) = (w.generator(0, 5), w.program());
+            for _ in 0..200 {
+                w.next(&mut g, &mut prog);
+                let violations = run_checked(&mut prog, p.begin(&mut worker)).unwrap();
+                assert!(violations.is_empty(), "{violations:#?}");
+            }
+        }
+    }
+}
