@@ -29,6 +29,7 @@ for_each_policy! {
     transfers_keep_the_total => transfers_keep_the_total;
     increments_are_never_lost => increments_are_never_lost;
     no_phantom_inserts_past_the_limit => no_phantom_inserts_past_the_limit;
+    recorded_history_is_serializable => recorded_history_is_serializable;
 }
 
 fn single_thread_semantics<V: Policy>() {
@@ -675,4 +676,65 @@ fn no_phantom_inserts_past_the_limit<V: Policy>() {
         .filter(|&&k| (1000..=2000).contains(&k))
         .count();
     assert_eq!(in_range, LIMIT, "{present:?}");
+}
+
+/// Transfers, audits, scans and inserts on four threads with recording on: the checker finds the
+/// history serializable.
+fn recorded_history_is_serializable<V: Policy>() {
+    let p: P<V> = open_small();
+    let mut txns = Vec::new();
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..THREADS)
+            .map(|i| {
+                let p = &p;
+                s.spawn(move || {
+                    let mut w = p.worker(i, true);
+                    let mut next = rng(i as u64 + 21);
+                    let mut backoff = Backoff::new(RetryPolicy::default(), i as u64 + 5);
+                    for n in 0..300u64 {
+                        let (a, b) = (next() % 10 * 10, next() % 10 * 10);
+                        let fresh = 100 + (i as u64) * 1000 + n;
+                        let _ = backoff.run(
+                            || {
+                                let mut t = p.begin(&mut w);
+                                match n % 3 {
+                                    0 => {
+                                        let v = t
+                                            .get(KV, a, ColumnSet::one(B))?
+                                            .map_or(0, |r| r.int(B));
+                                        t.update(KV, b, ColumnSet::one(B), |r| {
+                                            r.set_int(B, r.int(B) + v + 1)
+                                        })?;
+                                    }
+                                    1 => {
+                                        let n = count_range(&mut t, a, a + 500)?;
+                                        t.update(KV, b, ColumnSet::one(A), |r| {
+                                            r.set_int(A, n as i64)
+                                        })?;
+                                    }
+                                    _ => {
+                                        t.insert(KV, fresh, |r| r.set_int(A, 1))?;
+                                        t.get(KV, a + 5, ColumnSet::ALL)?;
+                                    }
+                                }
+                                t.commit()
+                            },
+                            |_| {},
+                        );
+                    }
+                    P::<V>::recorder(&mut w).take()
+                })
+            })
+            .collect();
+        for h in hs {
+            txns.extend(h.join().unwrap());
+        }
+    });
+    assert_eq!(
+        txns.iter().filter(|t| t.committed).count(),
+        THREADS as usize * 300,
+        "every transaction committed"
+    );
+    let report = crate::check::check(&crate::check::History { txns });
+    assert!(report.is_serializable(), "{}", report.summary());
 }
