@@ -15,7 +15,7 @@ use crate::txn::{run_pieces, Program, Recorder, Tx, TxResult};
 pub mod conformance;
 pub mod nocc;
 // pub mod silo;
-// pub mod twopl;
+pub mod twopl;
 
 /// The isolation a protocol promises (what the checker holds it to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -116,9 +116,9 @@ macro_rules! registry {
 
 registry!(
     nocc::NoCC,
-    // twopl::TwoPl<twopl::NoWait>,
-    // twopl::TwoPl<twopl::WaitDie>,
-    // twopl::TwoPl<twopl::Detect>,
+    twopl::TwoPl<twopl::NoWait>,
+    twopl::TwoPl<twopl::WaitDie>,
+    twopl::TwoPl<twopl::Detect>,
     // silo::Silo,
 );
 

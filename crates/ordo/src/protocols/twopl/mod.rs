@@ -1,0 +1,175 @@
+//! `twopl` — strict two-phase locking (2PL) with shared/exclusive row locks, next-key locking against
+//! phantoms, and three ways to deal with deadlock: `2pl-nowait`, `2pl-waitdie`, `2pl-detect`.
+//!
+//! # Strict 2PL in one paragraph
+//!
+//! Before a transaction reads a record it takes a **shared** (S) lock on it; before it writes one, an
+//! **exclusive** (X) lock. S is compatible with S; X with nothing. A transaction that holds S and wants
+//! to write **upgrades** to X, which succeeds only if it is the sole holder (otherwise it is a conflict
+//! like any other). *Two-phase*: no lock is taken after one was released. *Strict*: none is released
+//! before the transaction commits or aborts, so nobody reads or overwrites uncommitted data, and an abort
+//! can simply put the old values back. Every conflict edge then points from a transaction that released
+//! first to one that locked later, so the serialization order is the commit order: serializable.
+//!
+//! ```text
+//!            compatibility               worked example (no-wait), A = 10, B = 20
+//!          held:  -    S    X          T1: S(A) read 10 ─ X(B) write B=25 ─────────── commit: release A, B
+//!  want S         ok   ok   ✗          T2:        S(A) read 10 ─ X(B)? held by T1 ✗ → abort LockConflict
+//!  want X         ok   ✗*   ✗          T2 (retry, after T1):  S(A) ─ X(B) reads 25 … commit
+//!  (* ok as an upgrade when the requester is the only S holder)
+//! ```
+//!
+//! Writes are made **in place**: the old words of the written columns and the old version word go to an
+//! undo log first; an abort restores them newest-first and only then releases the locks.
+//!
+//! # Deadlock: three policies
+//!
+//! Waiting for a lock can close a cycle (T1 holds A wants B, T2 holds B wants A). The policy type `V` of
+//! [`TwoPl<V>`] decides what a conflicting request does:
+//!
+//! | protocol       | on conflict                                   | abort reason | file          |
+//! |----------------|-----------------------------------------------|--------------|---------------|
+//! | `2pl-nowait`   | abort the requester at once                   | `LockConflict` | [`nowait`]  |
+//! | `2pl-waitdie`  | wait if older than every holder, else die     | `Died`       | [`waitdie`]   |
+//! | `2pl-detect`   | wait; find cycles in a waits-for graph        | `Deadlock`   | [`detect`]    |
+//!
+//! No-wait and wait-die *prevent* deadlock (no-wait never waits; wait-die only lets older wait for
+//! younger); detection lets anyone wait and breaks the cycles that actually form, aborting the youngest
+//! transaction on each. Wait-die and detect give each transaction a timestamp, kept across retries
+//! ([`wait`]).
+//!
+//! # Phantoms: next-key locking
+//!
+//! Locking records is not enough for a range scan: a concurrent insert of a *new* key into the range
+//! (a phantom) takes no lock the scanner holds. With an ordered index, the gap between two index entries
+//! is guarded by the lock of the entry **above** it, and [`SUPREMUM`](crate::storage::SUPREMUM) (row 0)
+//! guards the gap after the last key:
+//!
+//! ```text
+//!  index:   10      20 (tombstone)     40            | SUPREMUM
+//!  scan [12, 30]:   S(20) ──────────── S(40)           ← 20 is in range, 40 is the next key after 30
+//!  insert 25: X(25) then X(next entries up to the first present one: 40) → conflicts with the scan
+//!  insert 35: X(35), X(40) → conflicts (35 > 30, a false conflict 2PL accepts)
+//!  insert 45: X(45), X(SUPREMUM) → no conflict
+//! ```
+//!
+//! * **scan(lo, hi)** S-locks every index entry in key order, present or tombstone, then the next entry
+//!   after `hi` (or the supremum). After each lock it re-checks that no entry appeared between the
+//!   previous entry and the locked one (and locks that one first if it did). If the visitor stops early
+//!   the last visited key bounds the protected range, and no further lock is taken.
+//! * **insert(k)** X-locks `k`'s slot (creating it) and then, on an ordered table, the entries after `k`
+//!   **up to and including the first present record** (or the supremum). Locking through absent entries
+//!   matters: an absent slot can be created at any time without next-key locks (a point read of a missing
+//!   key creates one), so the first entry after `k` may be younger than a scan that guarded `k`'s gap with
+//!   an older entry further up. Present records only appear by inserts, which lock through to the entry
+//!   the scanner holds, so the first present entry (or one of the absent ones before it) is always one the
+//!   scanner locked.
+//! * **get / update / delete of a missing key** create the key's absent slot and lock it, so a later
+//!   insert of that key conflicts; on hash-only tables that is the only phantom protection needed.
+//!
+//! # Where things live
+//!
+//! | concept                                   | code                                    |
+//! |-------------------------------------------|-----------------------------------------|
+//! | lock words (S/X, reader count / owner bitmap) | [`lock`]                            |
+//! | no-wait / wait-die / detection            | [`nowait`], [`waitdie`], [`detect`]     |
+//! | timestamps, per-worker slots, waiting     | [`wait`]                                |
+//! | lock set (held locks, "do I hold it?")    | [`lockset`]                             |
+//! | the transaction: lock, read/write in place, undo, next-key locks, release | [`txn`] |
+//!
+//! Recording for the checker: reads record the version word read while holding the lock; each install
+//! records the word it swapped out.
+
+pub mod detect;
+pub mod lock;
+pub mod lockset;
+pub mod nowait;
+pub mod txn;
+pub mod wait;
+pub mod waitdie;
+
+#[cfg(test)]
+mod tests;
+
+pub use detect::Detect;
+pub use lock::Mode;
+pub use nowait::NoWait;
+pub use txn::{TwoPlTx, TwoPlWorker};
+pub use waitdie::WaitDie;
+
+use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
+use crate::storage::Database;
+use crate::txn::{AbortReason, Recorder};
+
+/// Where 2PL and its deadlock policies come from.
+pub const PAPER: &str = "Eswaran et al. 1976; Bernstein, Hadzilacos, Goodman 1987; Rosenkrantz et al. 1978 (wait-die); \
+DBx1000 (Yu et al., VLDB 2014) NO_WAIT / WAIT_DIE / DL_DETECT";
+
+/// A deadlock policy: the lock word it needs and what a conflicting request does.
+pub trait Policy: Send + Sync + Sized + 'static {
+    /// The per-record lock (the protocol's `Meta`).
+    type Lock: Default + Send + Sync + 'static;
+    /// State shared by all workers (clock, waits-for graph).
+    type Shared: Send + Sync;
+    /// Per-worker state.
+    type Local: Send;
+
+    const INFO: ProtocolInfo;
+
+    fn shared(config: &ProtocolConfig) -> Self::Shared;
+    fn local(shared: &Self::Shared, worker: u32) -> Self::Local;
+    /// A transaction starts on this worker.
+    #[inline]
+    fn begin(_shared: &Self::Shared, _local: &mut Self::Local) {}
+    /// It ended; `retry`: it was aborted by the protocol and will probably run again.
+    #[inline]
+    fn end(_shared: &Self::Shared, _local: &mut Self::Local, _retry: bool) {}
+    /// Takes `lock` in `mode` (not held by this transaction yet), or says why the transaction must abort.
+    fn acquire(
+        shared: &Self::Shared,
+        local: &mut Self::Local,
+        lock: &Self::Lock,
+        mode: Mode,
+    ) -> Result<(), AbortReason>;
+    /// Upgrades this transaction's shared lock to exclusive.
+    fn upgrade(
+        shared: &Self::Shared,
+        local: &mut Self::Local,
+        lock: &Self::Lock,
+    ) -> Result<(), AbortReason>;
+    /// Releases a lock this transaction holds in `mode`.
+    fn release(local: &Self::Local, lock: &Self::Lock, mode: Mode);
+}
+
+/// Strict two-phase locking with deadlock policy `V` ([`NoWait`], [`WaitDie`] or [`Detect`]).
+pub struct TwoPl<V: Policy> {
+    pub(super) db: Database<V::Lock>,
+    pub(super) shared: V::Shared,
+}
+
+impl<V: Policy> Protocol for TwoPl<V> {
+    type Meta = V::Lock;
+    type Worker = TwoPlWorker<V>;
+    type Tx<'w> = TwoPlTx<'w, V>;
+
+    const INFO: ProtocolInfo = V::INFO;
+
+    fn open(db: Database<V::Lock>, config: &ProtocolConfig) -> Self {
+        TwoPl {
+            db,
+            shared: V::shared(config),
+        }
+    }
+    fn db(&self) -> &Database<V::Lock> {
+        &self.db
+    }
+    fn worker(&self, id: u32, recording: bool) -> TwoPlWorker<V> {
+        TwoPlWorker::new(id, recording, V::local(&self.shared, id))
+    }
+    fn recorder(w: &mut TwoPlWorker<V>) -> &mut Recorder {
+        w.recorder()
+    }
+    fn begin<'w>(&'w self, w: &'w mut TwoPlWorker<V>) -> TwoPlTx<'w, V> {
+        TwoPlTx::begin(self, w)
+    }
+}
