@@ -116,6 +116,13 @@ impl HashIndex {
         unsafe { &*self.current.load(Ordering::Acquire) }
     }
 
+    /// Starts loading the cache line where `key`'s probe begins.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        let slots = self.slots();
+        super::prefetch(&slots.entries[slots.home(key)]);
+    }
+
     /// The row of `key`.
     #[inline]
     pub fn get(&self, key: u64) -> Option<RowId> {

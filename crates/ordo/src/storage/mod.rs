@@ -16,3 +16,15 @@ pub use database::{Database, DuplicateTable};
 pub use row::{RowMut, RowRef, Value};
 pub use schema::{Column, ColumnSet, ColumnType, Schema, SchemaError};
 pub use table::{LoadError, Table, TableId, TableSpec, SUPREMUM};
+
+/// Starts loading the cache line holding `*p` (a hint; no effect on other targets).
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

@@ -119,6 +119,21 @@ impl<M: Default + Send + Sync> Table<M> {
         self.hash.get(key)
     }
 
+    /// Starts loading the index entry of `key` (first half of a two-step prefetch).
+    #[inline]
+    pub fn prefetch_index(&self, key: u64) {
+        self.hash.prefetch(key);
+    }
+
+    /// Starts loading the record of `key` — its version word, protocol state and first data words — if
+    /// the key is indexed (second step: after [`Self::prefetch_index`] the lookup hits the cache).
+    #[inline]
+    pub fn prefetch_row(&self, key: u64) {
+        if let Some(rid) = self.hash.get(key) {
+            super::prefetch(self.version(rid));
+        }
+    }
+
     /// The slot of `key`, creating an absent one (and bumping its stripe) if the key is new.
     /// Returns whether it was created.
     pub fn get_or_create(&self, key: u64) -> (RowId, bool) {

@@ -9,6 +9,6 @@ pub mod retry;
 
 pub use api::Tx;
 pub use error::{Abort, AbortReason, TxResult};
-pub use program::{run_pieces, Access, AccessKind, Program, Target};
+pub use program::{prefetch_declared, run_pieces, Access, AccessKind, Program, Target};
 pub use record::{Recorder, TxnIds};
 pub use retry::{Backoff, RetryPolicy};

@@ -23,7 +23,7 @@
 
 use super::api::Tx;
 use super::error::TxResult;
-use crate::storage::{ColumnSet, TableId};
+use crate::storage::{ColumnSet, Database, TableId};
 
 /// What a piece touches in one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +144,43 @@ pub trait Program {
 
     /// Runs piece `piece` against `tx`.
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()>;
+}
+
+/// Prefetches the records of every piece whose declaration does not depend on earlier pieces, so that a
+/// transaction's cache misses overlap instead of following one another. Protocols call it before
+/// executing; it changes nothing but timing.
+pub fn prefetch_declared<P: Program, M: Default + Send + Sync>(program: &P, db: &Database<M>) {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<(Vec<Access>, Vec<usize>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    SCRATCH.with(|s| {
+        let Ok(mut s) = s.try_borrow_mut() else {
+            return;
+        };
+        let (accesses, deps) = &mut *s;
+        accesses.clear();
+        for i in 0..program.pieces() {
+            deps.clear();
+            program.depends_on(i, deps);
+            if deps.is_empty() {
+                program.declare(i, accesses);
+            }
+        }
+        let keys = || {
+            accesses.iter().filter_map(|a| match a.target {
+                Target::Key(k) if (a.table as usize) < db.tables().len() => {
+                    Some((db.table(a.table), k))
+                }
+                _ => None,
+            })
+        };
+        for (t, k) in keys() {
+            t.prefetch_index(k);
+        }
+        for (t, k) in keys() {
+            t.prefetch_row(k);
+        }
+    });
 }
 
 /// Runs every piece of `program`, in order, inside `tx` (how interactive protocols execute programs).
