@@ -1,0 +1,394 @@
+//! YCSB, configured as DBx1000 and the VLL, PWV and DIBS papers use it.
+//!
+//! One table `usertable`: an integer key `0..rows` and `fields` columns of `field_len` bytes (default
+//! 10 × 100 bytes, 1,000,000 rows ≈ 1 GB). Each transaction makes `ops` requests (default 16) on
+//! distinct keys; each request is a read of the whole record (probability `read_ratio`) or an update of
+//! one random field — a blind overwrite, or with `rmw` a read-modify-write of that field.
+//!
+//! Keys are drawn one of two ways:
+//! * **Zipfian** with skew θ ([`crate::zipf`]; θ = 0 is uniform, key 0 the hottest), as in DBx1000;
+//! * **hot set**: `hot_per_txn` of each transaction's keys come uniformly from the first `hot_rows`
+//!   keys and the rest uniformly from the others — the VLL micro-benchmark ("1 hot + 9 cold",
+//!   contention index = 1 / hot_rows) and PWV's motivating experiment.
+//!
+//! Each request is one piece of the program (declared as a read of every column, or an update of one
+//! column), so protocols that consume declarations see exactly what runs.
+
+use crate::zipf::Zipf;
+use ordo::harness::Workload;
+use ordo::storage::{Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
+use ordo::txn::{Access, Program, Tx, TxResult};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use std::hint::black_box;
+
+/// The one table.
+pub const USERTABLE: TableId = 0;
+
+/// A hot-set key distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HotSet {
+    /// Keys `0..rows` are hot.
+    pub rows: u64,
+    /// Hot keys in every transaction.
+    pub per_txn: usize,
+}
+
+/// YCSB parameters (see the module doc).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct YcsbConfig {
+    pub rows: u64,
+    pub fields: usize,
+    pub field_len: u16,
+    pub ops: usize,
+    pub read_ratio: f64,
+    pub theta: f64,
+    pub rmw: bool,
+    pub hot: Option<HotSet>,
+}
+
+impl Default for YcsbConfig {
+    fn default() -> Self {
+        YcsbConfig { rows: 1_000_000, fields: 10, field_len: 100, ops: 16, read_ratio: 0.9, theta: 0.6, rmw: false, hot: None }
+    }
+}
+
+/// Most requests one transaction may make.
+pub const MAX_OPS: usize = 1024;
+
+impl YcsbConfig {
+    /// Checks the parameters; the error is one line for the user.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rows == 0 {
+            return Err("--rows must be at least 1".into());
+        }
+        if !(1..=64).contains(&self.fields) {
+            return Err(format!("--fields must be between 1 and 64, got {}", self.fields));
+        }
+        if self.field_len == 0 {
+            return Err("--field-len must be at least 1".into());
+        }
+        if self.ops == 0 || self.ops > MAX_OPS {
+            return Err(format!("--ops must be between 1 and {MAX_OPS}, got {}", self.ops));
+        }
+        if self.ops as u64 > self.rows {
+            return Err(format!("--ops ({}) cannot exceed --rows ({}): a transaction's keys are distinct", self.ops, self.rows));
+        }
+        if !(0.0..=1.0).contains(&self.read_ratio) {
+            return Err(format!("--read-ratio must be in [0, 1], got {}", self.read_ratio));
+        }
+        if !(self.theta >= 0.0 && self.theta.is_finite()) {
+            return Err(format!("--theta must be a finite number >= 0, got {}", self.theta));
+        }
+        if let Some(h) = self.hot {
+            if h.rows == 0 || h.rows > self.rows {
+                return Err(format!("--hot-rows must be between 1 and --rows ({}), got {}", self.rows, h.rows));
+            }
+            if h.per_txn > self.ops {
+                return Err(format!("--hot-per-txn ({}) cannot exceed --ops ({})", h.per_txn, self.ops));
+            }
+            if h.per_txn as u64 > h.rows {
+                return Err(format!("--hot-per-txn ({}) cannot exceed --hot-rows ({})", h.per_txn, h.rows));
+            }
+            if ((self.ops - h.per_txn) as u64) > self.rows - h.rows {
+                return Err(format!(
+                    "not enough cold rows: {} cold requests per transaction but only {} cold rows",
+                    self.ops - h.per_txn,
+                    self.rows - h.rows
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The YCSB workload.
+pub struct Ycsb {
+    cfg: YcsbConfig,
+    zipf: Zipf,
+}
+
+impl Ycsb {
+    /// A workload with validated parameters.
+    pub fn new(cfg: YcsbConfig) -> Result<Self, String> {
+        cfg.validate()?;
+        let zipf = Zipf::new(cfg.rows, if cfg.hot.is_some() { 0.0 } else { cfg.theta });
+        Ok(Ycsb { cfg, zipf })
+    }
+    pub fn config(&self) -> &YcsbConfig {
+        &self.cfg
+    }
+    fn schema(&self) -> Schema {
+        let cols = (0..self.cfg.fields).map(|f| Column::new(format!("field{f}"), ColumnType::Char(self.cfg.field_len))).collect();
+        Schema::new(cols).expect("valid YCSB schema")
+    }
+}
+
+/// One request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub key: u64,
+    pub write: bool,
+    pub field: u8,
+}
+
+/// A YCSB transaction: `ops` requests, one piece each.
+#[derive(Clone, Debug)]
+pub struct YcsbTxn {
+    pub requests: Vec<Request>,
+    rmw: bool,
+    value: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl Program for YcsbTxn {
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+    fn pieces(&self) -> usize {
+        self.requests.len()
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        let r = self.requests[piece];
+        out.push(if r.write {
+            let f = ColumnSet::one(r.field as usize);
+            Access::update(USERTABLE, r.key, if self.rmw { f } else { ColumnSet::NONE }, f)
+        } else {
+            Access::read(USERTABLE, r.key, ColumnSet::ALL)
+        });
+    }
+    fn depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
+    fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
+        let r = self.requests[piece];
+        let f = r.field as usize;
+        if !r.write {
+            if let Some(row) = tx.get(USERTABLE, r.key, ColumnSet::ALL)? {
+                black_box(row.words()[0]);
+            }
+        } else if self.rmw {
+            let scratch = &mut self.scratch;
+            tx.update(USERTABLE, r.key, ColumnSet::one(f), |row| {
+                scratch.clear();
+                scratch.extend_from_slice(row.str(f));
+                let n = u64::from_le_bytes(scratch[..8.min(scratch.len())].try_into().unwrap_or([0; 8]));
+                let len = scratch.len().min(8);
+                scratch[..len].copy_from_slice(&(n.wrapping_add(1)).to_le_bytes()[..len]);
+                row.set_str(f, scratch).expect("same length");
+            })?;
+        } else {
+            let value = &self.value;
+            tx.update(USERTABLE, r.key, ColumnSet::one(f), |row| row.set_str(f, value).expect("field length"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Per-thread state: RNG and a buffer for drawing distinct keys.
+pub struct YcsbGen {
+    rng: SmallRng,
+    keys: Vec<u64>,
+}
+
+impl YcsbGen {
+    fn distinct(&mut self, n: usize, mut draw: impl FnMut(&mut SmallRng) -> u64) {
+        let start = self.keys.len();
+        while self.keys.len() < start + n {
+            let k = draw(&mut self.rng);
+            if !self.keys[..].contains(&k) {
+                self.keys.push(k);
+            }
+        }
+    }
+}
+
+impl Workload for Ycsb {
+    type Program = YcsbTxn;
+    type Gen = YcsbGen;
+
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+
+    fn params(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).expect("serializable config")
+    }
+
+    fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
+        let spec = TableSpec::new("usertable", self.schema()).capacity(self.cfg.rows as usize);
+        let t = db.create_table(spec).expect("fresh database");
+        debug_assert_eq!(t, USERTABLE);
+        let table = db.table(t);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) as u64;
+        let per = self.cfg.rows.div_ceil(threads);
+        let (fields, len) = (self.cfg.fields, self.cfg.field_len as usize);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    s.spawn(move || -> Result<(), LoadError> {
+                        let mut scratch = Vec::new();
+                        let mut value = vec![0u8; len];
+                        for key in i * per..((i + 1) * per).min(self.cfg.rows) {
+                            table.load(key, &mut scratch, |row| {
+                                for f in 0..fields {
+                                    value.fill(b'a' + ((key as usize + f) % 26) as u8);
+                                    row.set_str(f, &value)?;
+                                }
+                                Ok(())
+                            })?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| h.join().expect("loader thread panicked"))
+        })
+    }
+
+    fn generator(&self, thread: u32, seed: u64) -> YcsbGen {
+        let s = seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        YcsbGen { rng: SmallRng::seed_from_u64(s), keys: Vec::with_capacity(self.cfg.ops) }
+    }
+
+    fn program(&self) -> YcsbTxn {
+        YcsbTxn {
+            requests: Vec::with_capacity(self.cfg.ops),
+            rmw: self.cfg.rmw,
+            value: vec![b'w'; self.cfg.field_len as usize],
+            scratch: Vec::with_capacity(self.cfg.field_len as usize),
+        }
+    }
+
+    fn next(&self, g: &mut YcsbGen, p: &mut YcsbTxn) {
+        g.keys.clear();
+        match self.cfg.hot {
+            None => {
+                let z = &self.zipf;
+                g.distinct(self.cfg.ops, |rng| z.next(rng));
+            }
+            Some(h) => {
+                g.distinct(h.per_txn, |rng| rng.gen_range(0..h.rows));
+                let rows = self.cfg.rows;
+                g.distinct(self.cfg.ops - h.per_txn, |rng| rng.gen_range(h.rows..rows));
+                g.keys.shuffle(&mut g.rng);
+            }
+        }
+        p.requests.clear();
+        for &key in &g.keys {
+            let write = g.rng.gen::<f64>() >= self.cfg.read_ratio;
+            let field = g.rng.gen_range(0..self.cfg.fields) as u8;
+            p.requests.push(Request { key, write, field });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ordo::protocols::nocc::NoCC;
+    use ordo::protocols::Protocol;
+
+    fn small(cfg: YcsbConfig) -> Ycsb {
+        Ycsb::new(cfg).unwrap()
+    }
+
+    #[test]
+    fn validation_rejects_bad_parameters() {
+        let ok = YcsbConfig { rows: 100, ..YcsbConfig::default() };
+        assert!(ok.validate().is_ok());
+        for bad in [
+            YcsbConfig { rows: 0, ..ok.clone() },
+            YcsbConfig { read_ratio: 1.5, ..ok.clone() },
+            YcsbConfig { read_ratio: -0.1, ..ok.clone() },
+            YcsbConfig { theta: -1.0, ..ok.clone() },
+            YcsbConfig { theta: f64::NAN, ..ok.clone() },
+            YcsbConfig { ops: 0, ..ok.clone() },
+            YcsbConfig { ops: 101, ..ok.clone() },
+            YcsbConfig { hot: Some(HotSet { rows: 0, per_txn: 1 }), ..ok.clone() },
+            YcsbConfig { hot: Some(HotSet { rows: 10, per_txn: 17 }), ..ok.clone() },
+            YcsbConfig { hot: Some(HotSet { rows: 95, per_txn: 1 }), ..ok.clone() },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn transactions_have_distinct_keys_and_the_requested_mix() {
+        let w = small(YcsbConfig { rows: 1000, read_ratio: 0.75, ..YcsbConfig::default() });
+        let mut g = w.generator(0, 42);
+        let mut p = w.program();
+        let (mut reads, mut total) = (0, 0);
+        for _ in 0..2000 {
+            w.next(&mut g, &mut p);
+            assert_eq!(p.requests.len(), 16);
+            let mut keys: Vec<_> = p.requests.iter().map(|r| r.key).collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), 16);
+            assert!(keys.iter().all(|&k| k < 1000));
+            reads += p.requests.iter().filter(|r| !r.write).count();
+            total += 16;
+        }
+        let ratio = reads as f64 / total as f64;
+        assert!((ratio - 0.75).abs() < 0.02, "read ratio {ratio}");
+    }
+
+    #[test]
+    fn hot_set_mode_draws_exactly_k_hot_keys() {
+        let hot = HotSet { rows: 5, per_txn: 1 };
+        let w = small(YcsbConfig { rows: 1000, ops: 10, hot: Some(hot), ..YcsbConfig::default() });
+        let mut g = w.generator(3, 1);
+        let mut p = w.program();
+        for _ in 0..1000 {
+            w.next(&mut g, &mut p);
+            assert_eq!(p.requests.iter().filter(|r| r.key < 5).count(), 1);
+        }
+    }
+
+    #[test]
+    fn loads_and_runs_under_nocc() {
+        let w = small(YcsbConfig { rows: 500, read_ratio: 0.0, ..YcsbConfig::default() });
+        let mut db = Database::new();
+        w.load(&mut db).unwrap();
+        assert_eq!(db.table(USERTABLE).present_keys().len(), 500);
+        let p = NoCC::open(db, &Default::default());
+        let mut worker = p.worker(0, false);
+        let mut g = w.generator(0, 1);
+        let mut prog = w.program();
+        let mut written = Vec::new();
+        for _ in 0..100 {
+            w.next(&mut g, &mut prog);
+            p.execute(&mut worker, &mut prog).unwrap();
+            written.extend(prog.requests.iter().map(|r| (r.key, r.field as usize)));
+        }
+        let mut tx = p.begin(&mut worker);
+        for (key, field) in written {
+            let row = tx.get(USERTABLE, key, ColumnSet::ALL).unwrap().unwrap();
+            assert!(row.str(field).iter().all(|&b| b == b'w'), "key {key} field {field} not overwritten");
+        }
+    }
+
+    #[test]
+    fn read_modify_write_counts_up() {
+        let w = small(YcsbConfig { rows: 20, ops: 1, read_ratio: 0.0, rmw: true, fields: 1, ..YcsbConfig::default() });
+        let mut db = Database::new();
+        w.load(&mut db).unwrap();
+        let p = NoCC::open(db, &Default::default());
+        let mut worker = p.worker(0, false);
+        let counter = |p: &NoCC, worker: &mut _| -> u64 {
+            let mut tx = p.begin(worker);
+            (0..20).map(|k| {
+                let row = tx.get(USERTABLE, k, ColumnSet::ALL).unwrap().unwrap();
+                u64::from_le_bytes(row.str(0)[..8].try_into().unwrap())
+            }).fold(0u64, u64::wrapping_add)
+        };
+        let before = counter(&p, &mut worker);
+        let (mut g, mut prog) = (w.generator(0, 9), w.program());
+        for _ in 0..50 {
+            w.next(&mut g, &mut prog);
+            p.execute(&mut worker, &mut prog).unwrap();
+        }
+        assert_eq!(counter(&p, &mut worker).wrapping_sub(before), 50);
+    }
+}

@@ -1,0 +1,199 @@
+//! Closed-loop benchmark runs: warm-up, a measured interval, counts and latencies.
+//!
+//! Each worker thread loops: draw a program, run it to commit (retrying concurrency aborts with
+//! randomized backoff), record its latency (first attempt to commit, retries included). Only
+//! transactions that complete inside the measured interval count.
+
+use super::workload::Workload;
+use crate::protocols::{Protocol, ProtocolConfig};
+use crate::storage::Database;
+use crate::txn::{AbortReason, Backoff, RetryPolicy};
+use hdrhistogram::Histogram;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+/// How to run one benchmark.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub threads: usize,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub seed: u64,
+    /// Print a live progress line on stderr (when it is a terminal).
+    pub progress: bool,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub threads: usize,
+    /// Measured interval.
+    pub elapsed: Duration,
+    /// Transactions committed in the interval.
+    pub committed: u64,
+    /// Concurrency aborts (each retried), by reason ([`AbortReason::index`]).
+    pub aborts: [u64; AbortReason::ALL.len()],
+    /// Transactions that ended in a non-retryable abort (their own logic: user abort, duplicate key).
+    pub rolled_back: u64,
+    /// Latency of committed transactions, in nanoseconds.
+    pub latency: Histogram<u64>,
+    /// Seconds spent loading the database.
+    pub load_secs: f64,
+}
+
+impl RunResult {
+    pub fn committed_per_sec(&self) -> f64 {
+        self.committed as f64 / self.elapsed.as_secs_f64()
+    }
+    /// Retryable aborts in the interval.
+    pub fn total_aborts(&self) -> u64 {
+        AbortReason::ALL.iter().filter(|r| r.is_retryable()).map(|r| self.aborts[r.index()]).sum()
+    }
+    pub fn aborts_per_commit(&self) -> f64 {
+        if self.committed == 0 {
+            0.0
+        } else {
+            self.total_aborts() as f64 / self.committed as f64
+        }
+    }
+    /// Latency percentile `q` (0–100) in microseconds.
+    pub fn latency_us(&self, q: f64) -> f64 {
+        self.latency.value_at_quantile(q / 100.0) as f64 / 1000.0
+    }
+}
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const STOP: u8 = 2;
+
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds")
+}
+
+/// Loads `workload` into a fresh database for protocol `P` and opens the protocol.
+pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P, f64), String> {
+    let start = Instant::now();
+    let mut db = Database::<P::Meta>::new();
+    workload.load(&mut db).map_err(|e| format!("loading {}: {e}", workload.name()))?;
+    let load_secs = start.elapsed().as_secs_f64();
+    Ok((P::open(db, &ProtocolConfig { threads }), load_secs))
+}
+
+/// Runs `workload` under protocol `P`.
+pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
+    let (protocol, load_secs) = open::<P, W>(workload, cfg.threads)?;
+    let phase = AtomicU8::new(WARMUP);
+    let progress: Vec<Padded> = (0..cfg.threads).map(|_| Padded(AtomicU64::new(0))).collect();
+    let mut results = Vec::new();
+    let elapsed = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|t| {
+                let (protocol, phase, progress) = (&protocol, &phase, &progress[t].0);
+                s.spawn(move || worker_loop(protocol, workload, t as u32, cfg.seed, phase, progress))
+            })
+            .collect();
+        std::thread::sleep(cfg.warmup);
+        phase.store(MEASURE, Ordering::Release);
+        let start = Instant::now();
+        let show = cfg.progress && std::io::stderr().is_terminal() && cfg.duration >= Duration::from_secs(2);
+        while start.elapsed() < cfg.duration {
+            let left = cfg.duration.saturating_sub(start.elapsed());
+            std::thread::sleep(left.min(Duration::from_millis(500)));
+            if show {
+                let done: u64 = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+                let secs = start.elapsed().as_secs_f64();
+                eprint!(
+                    "\r  {} t={} {:.1}/{:.0}s {:.0} txn/s   ",
+                    P::INFO.name,
+                    cfg.threads,
+                    secs,
+                    cfg.duration.as_secs_f64(),
+                    done as f64 / secs
+                );
+                let _ = std::io::stderr().flush();
+            }
+        }
+        phase.store(STOP, Ordering::Release);
+        let elapsed = start.elapsed();
+        if show {
+            eprint!("\r{:60}\r", "");
+        }
+        for h in handles {
+            results.push(h.join().expect("worker thread panicked"));
+        }
+        elapsed
+    });
+    let mut out = RunResult {
+        threads: cfg.threads,
+        elapsed,
+        committed: 0,
+        aborts: [0; AbortReason::ALL.len()],
+        rolled_back: 0,
+        latency: new_histogram(),
+        load_secs,
+    };
+    for r in results {
+        out.committed += r.committed;
+        out.rolled_back += r.rolled_back;
+        for (a, b) in out.aborts.iter_mut().zip(r.aborts) {
+            *a += b;
+        }
+        out.latency.add(&r.latency).expect("histogram add");
+    }
+    Ok(out)
+}
+
+struct WorkerResult {
+    committed: u64,
+    rolled_back: u64,
+    aborts: [u64; AbortReason::ALL.len()],
+    latency: Histogram<u64>,
+}
+
+fn worker_loop<P: Protocol, W: Workload>(
+    protocol: &P,
+    workload: &W,
+    thread: u32,
+    seed: u64,
+    phase: &AtomicU8,
+    progress: &AtomicU64,
+) -> WorkerResult {
+    let mut worker = protocol.worker(thread, false);
+    let mut gen = workload.generator(thread, seed);
+    let mut program = workload.program();
+    let mut backoff = Backoff::new(RetryPolicy::default(), seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut r = WorkerResult { committed: 0, rolled_back: 0, aborts: [0; AbortReason::ALL.len()], latency: new_histogram() };
+    loop {
+        let ph = phase.load(Ordering::Acquire);
+        if ph == STOP {
+            break;
+        }
+        workload.next(&mut gen, &mut program);
+        let start = Instant::now();
+        let mut aborts = [0u32; AbortReason::ALL.len()];
+        let outcome = backoff.run(|| protocol.execute(&mut worker, &mut program), |a| aborts[a.reason.index()] += 1);
+        // Count only transactions that started and finished inside the measured interval.
+        if ph == MEASURE && phase.load(Ordering::Acquire) == MEASURE {
+            for (t, a) in r.aborts.iter_mut().zip(aborts) {
+                *t += a as u64;
+            }
+            match outcome {
+                Ok(_) => {
+                    r.committed += 1;
+                    let _ = r.latency.record((start.elapsed().as_nanos() as u64).max(1));
+                    progress.store(r.committed, Ordering::Relaxed);
+                }
+                Err(a) => {
+                    r.rolled_back += 1;
+                    // The final abort was counted above by reason; it is not a retry.
+                    r.aborts[a.reason.index()] -= 1;
+                }
+            }
+        }
+    }
+    r
+}

@@ -1,0 +1,55 @@
+//! Verification runs: a fixed number of transactions with history recording on, then the checker.
+
+use super::workload::Workload;
+use crate::check::{self, History, Report};
+use crate::protocols::Protocol;
+use crate::txn::{Backoff, RetryPolicy};
+
+/// How to run a verification.
+#[derive(Clone, Debug)]
+pub struct VerifyConfig {
+    pub threads: usize,
+    /// Transactions to run to completion, in total (split evenly among threads).
+    pub txns: u64,
+    pub seed: u64,
+}
+
+/// A checked run.
+pub struct Verified {
+    pub history: History,
+    pub report: Report,
+    /// The workload's own invariant check on the final state.
+    pub invariants: Result<(), String>,
+}
+
+/// Runs `cfg.txns` transactions of `workload` under `P` with recording on and checks the history.
+pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result<Verified, String> {
+    let (protocol, _) = super::bench::open::<P, W>(workload, cfg.threads)?;
+    let per_thread = cfg.txns.div_ceil(cfg.threads.max(1) as u64);
+    let mut txns = Vec::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|t| {
+                let protocol = &protocol;
+                s.spawn(move || {
+                    let mut worker = protocol.worker(t as u32, true);
+                    let mut gen = workload.generator(t as u32, cfg.seed);
+                    let mut program = workload.program();
+                    let mut backoff = Backoff::new(RetryPolicy::default(), cfg.seed.wrapping_add(t as u64 + 1));
+                    for _ in 0..per_thread {
+                        workload.next(&mut gen, &mut program);
+                        let _ = backoff.run(|| protocol.execute(&mut worker, &mut program), |_| {});
+                    }
+                    P::recorder(&mut worker).take()
+                })
+            })
+            .collect();
+        for h in handles {
+            txns.extend(h.join().expect("worker thread panicked"));
+        }
+    });
+    let history = History { txns };
+    let report = check::check(&history);
+    let invariants = workload.check(protocol.db());
+    Ok(Verified { history, report, invariants })
+}
