@@ -213,3 +213,74 @@ fn count_then_insert_never_exceeds_the_limit() {
     }
     assert!(ABORTS.load(Ordering::Relaxed) > 0, "the threads raced");
 }
+
+#[test]
+fn recorded_history_of_a_mixed_workload_is_serializable() {
+    use crate::check::{self, History};
+    let p: Silo = open_small();
+    let start = SpinBarrier::new(THREADS as usize);
+    let mut txns = Vec::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|id| {
+                let (p, start) = (&p, &start);
+                s.spawn(move || {
+                    let mut w = p.worker(id, true);
+                    let mut rng = SmallRng::seed_from_u64(7 + id as u64);
+                    start.wait();
+                    for _ in 0..1500 {
+                        let mut tx = p.begin(&mut w);
+                        let r: Result<(), crate::txn::Abort> = (|| {
+                            for _ in 0..rng.gen_range(1..6) {
+                                let key = rng.gen_range(0..12) * 5;
+                                match rng.gen_range(0..10) {
+                                    0..=3 => {
+                                        tx.get(KV, key, ColumnSet::one(B))?;
+                                    }
+                                    4..=5 => {
+                                        tx.update(KV, key, ColumnSet::one(B), |r| {
+                                            r.set_int(B, r.int(B) + 1)
+                                        })?;
+                                    }
+                                    6 => match tx.insert(KV, key, |r| r.set_int(A, key as i64)) {
+                                        Err(a) if a.reason == AbortReason::DuplicateKey => {
+                                            return Err(a)
+                                        }
+                                        r => r?,
+                                    },
+                                    7 => {
+                                        tx.delete(KV, key)?;
+                                    }
+                                    _ => {
+                                        tx.scan(KV, key, key + 20, ColumnSet::one(B), |_, _| true)?
+                                    }
+                                }
+                            }
+                            Ok(())
+                        })();
+                        match r {
+                            Ok(()) => {
+                                // Let transactions overlap.
+                                spin(Duration::from_micros(20));
+                                let _ = tx.commit();
+                            }
+                            Err(_) => drop(tx),
+                        }
+                    }
+                    Silo::recorder(&mut w).take()
+                })
+            })
+            .collect();
+        for h in handles {
+            txns.extend(h.join().unwrap());
+        }
+    });
+    let report = check::check(&History { txns });
+    assert!(
+        report.committed > 1000,
+        "enough transactions committed: {}",
+        report.committed
+    );
+    assert!(report.aborted > 0, "the workload had conflicts");
+    assert!(report.is_serializable(), "{}", report.summary());
+}
