@@ -1,1 +1,78 @@
-fn main() {}
+//! `ordo` — run, compare and verify concurrency-control protocols.
+//!
+//! ```text
+//! ordo list
+//! ordo bench  -w ycsb -p 2pl-nowait,silo,nocc -t 1,2 --seconds 5 [workload options] [--json FILE]
+//! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [--history FILE]
+//! ```
+//! Usage errors (unknown names, invalid values) print one line and exit with code 2.
+
+mod bench;
+mod list;
+mod opts;
+mod verify;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "ordo",
+    version,
+    about = "Concurrency-control protocols side by side, each run checked for serializability"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List protocols and workloads, with the papers they come from.
+    List,
+    /// Benchmark protocols on a workload: throughput, aborts, latency.
+    Bench(bench::BenchArgs),
+    /// Run a workload with history recording on and check the history for anomalies.
+    Verify(verify::VerifyArgs),
+}
+
+/// A one-line error for the user; exit code 2.
+pub struct UsageError(pub String);
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            // One line, as for every other usage error (clap adds a usage block and a tip).
+            let text = e.render().to_string();
+            eprintln!(
+                "{}",
+                text.lines().next().unwrap_or("error: invalid arguments")
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::List => {
+            list::run();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(args) => bench::run(args),
+        Command::Verify(args) => verify::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

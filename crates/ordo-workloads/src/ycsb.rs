@@ -16,7 +16,9 @@
 
 use crate::zipf::Zipf;
 use ordo::harness::Workload;
-use ordo::storage::{Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
+use ordo::storage::{
+    Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
+};
 use ordo::txn::{Access, Program, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -51,7 +53,16 @@ pub struct YcsbConfig {
 
 impl Default for YcsbConfig {
     fn default() -> Self {
-        YcsbConfig { rows: 1_000_000, fields: 10, field_len: 100, ops: 16, read_ratio: 0.9, theta: 0.6, rmw: false, hot: None }
+        YcsbConfig {
+            rows: 1_000_000,
+            fields: 10,
+            field_len: 100,
+            ops: 16,
+            read_ratio: 0.9,
+            theta: 0.6,
+            rmw: false,
+            hot: None,
+        }
     }
 }
 
@@ -65,32 +76,56 @@ impl YcsbConfig {
             return Err("--rows must be at least 1".into());
         }
         if !(1..=64).contains(&self.fields) {
-            return Err(format!("--fields must be between 1 and 64, got {}", self.fields));
+            return Err(format!(
+                "--fields must be between 1 and 64, got {}",
+                self.fields
+            ));
         }
         if self.field_len == 0 {
             return Err("--field-len must be at least 1".into());
         }
         if self.ops == 0 || self.ops > MAX_OPS {
-            return Err(format!("--ops must be between 1 and {MAX_OPS}, got {}", self.ops));
+            return Err(format!(
+                "--ops must be between 1 and {MAX_OPS}, got {}",
+                self.ops
+            ));
         }
         if self.ops as u64 > self.rows {
-            return Err(format!("--ops ({}) cannot exceed --rows ({}): a transaction's keys are distinct", self.ops, self.rows));
+            return Err(format!(
+                "--ops ({}) cannot exceed --rows ({}): a transaction's keys are distinct",
+                self.ops, self.rows
+            ));
         }
         if !(0.0..=1.0).contains(&self.read_ratio) {
-            return Err(format!("--read-ratio must be in [0, 1], got {}", self.read_ratio));
+            return Err(format!(
+                "--read-ratio must be in [0, 1], got {}",
+                self.read_ratio
+            ));
         }
         if !(self.theta >= 0.0 && self.theta.is_finite()) {
-            return Err(format!("--theta must be a finite number >= 0, got {}", self.theta));
+            return Err(format!(
+                "--theta must be a finite number >= 0, got {}",
+                self.theta
+            ));
         }
         if let Some(h) = self.hot {
             if h.rows == 0 || h.rows > self.rows {
-                return Err(format!("--hot-rows must be between 1 and --rows ({}), got {}", self.rows, h.rows));
+                return Err(format!(
+                    "--hot-rows must be between 1 and --rows ({}), got {}",
+                    self.rows, h.rows
+                ));
             }
             if h.per_txn > self.ops {
-                return Err(format!("--hot-per-txn ({}) cannot exceed --ops ({})", h.per_txn, self.ops));
+                return Err(format!(
+                    "--hot-per-txn ({}) cannot exceed --ops ({})",
+                    h.per_txn, self.ops
+                ));
             }
             if h.per_txn as u64 > h.rows {
-                return Err(format!("--hot-per-txn ({}) cannot exceed --hot-rows ({})", h.per_txn, h.rows));
+                return Err(format!(
+                    "--hot-per-txn ({}) cannot exceed --hot-rows ({})",
+                    h.per_txn, h.rows
+                ));
             }
             if ((self.ops - h.per_txn) as u64) > self.rows - h.rows {
                 return Err(format!(
@@ -121,7 +156,9 @@ impl Ycsb {
         &self.cfg
     }
     fn schema(&self) -> Schema {
-        let cols = (0..self.cfg.fields).map(|f| Column::new(format!("field{f}"), ColumnType::Char(self.cfg.field_len))).collect();
+        let cols = (0..self.cfg.fields)
+            .map(|f| Column::new(format!("field{f}"), ColumnType::Char(self.cfg.field_len)))
+            .collect();
         Schema::new(cols).expect("valid YCSB schema")
     }
 }
@@ -154,7 +191,12 @@ impl Program for YcsbTxn {
         let r = self.requests[piece];
         out.push(if r.write {
             let f = ColumnSet::one(r.field as usize);
-            Access::update(USERTABLE, r.key, if self.rmw { f } else { ColumnSet::NONE }, f)
+            Access::update(
+                USERTABLE,
+                r.key,
+                if self.rmw { f } else { ColumnSet::NONE },
+                f,
+            )
         } else {
             Access::read(USERTABLE, r.key, ColumnSet::ALL)
         });
@@ -172,14 +214,18 @@ impl Program for YcsbTxn {
             tx.update(USERTABLE, r.key, ColumnSet::one(f), |row| {
                 scratch.clear();
                 scratch.extend_from_slice(row.str(f));
-                let n = u64::from_le_bytes(scratch[..8.min(scratch.len())].try_into().unwrap_or([0; 8]));
+                let n = u64::from_le_bytes(
+                    scratch[..8.min(scratch.len())].try_into().unwrap_or([0; 8]),
+                );
                 let len = scratch.len().min(8);
                 scratch[..len].copy_from_slice(&(n.wrapping_add(1)).to_le_bytes()[..len]);
                 row.set_str(f, scratch).expect("same length");
             })?;
         } else {
             let value = &self.value;
-            tx.update(USERTABLE, r.key, ColumnSet::one(f), |row| row.set_str(f, value).expect("field length"))?;
+            tx.update(USERTABLE, r.key, ColumnSet::one(f), |row| {
+                row.set_str(f, value).expect("field length")
+            })?;
         }
         Ok(())
     }
@@ -220,7 +266,9 @@ impl Workload for Ycsb {
         let t = db.create_table(spec).expect("fresh database");
         debug_assert_eq!(t, USERTABLE);
         let table = db.table(t);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) as u64;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8) as u64;
         let per = self.cfg.rows.div_ceil(threads);
         let (fields, len) = (self.cfg.fields, self.cfg.field_len as usize);
         std::thread::scope(|s| {
@@ -242,13 +290,18 @@ impl Workload for Ycsb {
                     })
                 })
                 .collect();
-            handles.into_iter().try_for_each(|h| h.join().expect("loader thread panicked"))
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("loader thread panicked"))
         })
     }
 
     fn generator(&self, thread: u32, seed: u64) -> YcsbGen {
         let s = seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        YcsbGen { rng: SmallRng::seed_from_u64(s), keys: Vec::with_capacity(self.cfg.ops) }
+        YcsbGen {
+            rng: SmallRng::seed_from_u64(s),
+            keys: Vec::with_capacity(self.cfg.ops),
+        }
     }
 
     fn program(&self) -> YcsbTxn {
@@ -295,19 +348,61 @@ mod tests {
 
     #[test]
     fn validation_rejects_bad_parameters() {
-        let ok = YcsbConfig { rows: 100, ..YcsbConfig::default() };
+        let ok = YcsbConfig {
+            rows: 100,
+            ..YcsbConfig::default()
+        };
         assert!(ok.validate().is_ok());
         for bad in [
-            YcsbConfig { rows: 0, ..ok.clone() },
-            YcsbConfig { read_ratio: 1.5, ..ok.clone() },
-            YcsbConfig { read_ratio: -0.1, ..ok.clone() },
-            YcsbConfig { theta: -1.0, ..ok.clone() },
-            YcsbConfig { theta: f64::NAN, ..ok.clone() },
-            YcsbConfig { ops: 0, ..ok.clone() },
-            YcsbConfig { ops: 101, ..ok.clone() },
-            YcsbConfig { hot: Some(HotSet { rows: 0, per_txn: 1 }), ..ok.clone() },
-            YcsbConfig { hot: Some(HotSet { rows: 10, per_txn: 17 }), ..ok.clone() },
-            YcsbConfig { hot: Some(HotSet { rows: 95, per_txn: 1 }), ..ok.clone() },
+            YcsbConfig {
+                rows: 0,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                read_ratio: 1.5,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                read_ratio: -0.1,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                theta: -1.0,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                theta: f64::NAN,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                ops: 0,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                ops: 101,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                hot: Some(HotSet {
+                    rows: 0,
+                    per_txn: 1,
+                }),
+                ..ok.clone()
+            },
+            YcsbConfig {
+                hot: Some(HotSet {
+                    rows: 10,
+                    per_txn: 17,
+                }),
+                ..ok.clone()
+            },
+            YcsbConfig {
+                hot: Some(HotSet {
+                    rows: 95,
+                    per_txn: 1,
+                }),
+                ..ok.clone()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?} should be rejected");
         }
@@ -315,7 +410,11 @@ mod tests {
 
     #[test]
     fn transactions_have_distinct_keys_and_the_requested_mix() {
-        let w = small(YcsbConfig { rows: 1000, read_ratio: 0.75, ..YcsbConfig::default() });
+        let w = small(YcsbConfig {
+            rows: 1000,
+            read_ratio: 0.75,
+            ..YcsbConfig::default()
+        });
         let mut g = w.generator(0, 42);
         let mut p = w.program();
         let (mut reads, mut total) = (0, 0);
@@ -336,8 +435,16 @@ mod tests {
 
     #[test]
     fn hot_set_mode_draws_exactly_k_hot_keys() {
-        let hot = HotSet { rows: 5, per_txn: 1 };
-        let w = small(YcsbConfig { rows: 1000, ops: 10, hot: Some(hot), ..YcsbConfig::default() });
+        let hot = HotSet {
+            rows: 5,
+            per_txn: 1,
+        };
+        let w = small(YcsbConfig {
+            rows: 1000,
+            ops: 10,
+            hot: Some(hot),
+            ..YcsbConfig::default()
+        });
         let mut g = w.generator(3, 1);
         let mut p = w.program();
         for _ in 0..1000 {
@@ -348,7 +455,11 @@ mod tests {
 
     #[test]
     fn loads_and_runs_under_nocc() {
-        let w = small(YcsbConfig { rows: 500, read_ratio: 0.0, ..YcsbConfig::default() });
+        let w = small(YcsbConfig {
+            rows: 500,
+            read_ratio: 0.0,
+            ..YcsbConfig::default()
+        });
         let mut db = Database::new();
         w.load(&mut db).unwrap();
         assert_eq!(db.table(USERTABLE).present_keys().len(), 500);
@@ -365,23 +476,35 @@ mod tests {
         let mut tx = p.begin(&mut worker);
         for (key, field) in written {
             let row = tx.get(USERTABLE, key, ColumnSet::ALL).unwrap().unwrap();
-            assert!(row.str(field).iter().all(|&b| b == b'w'), "key {key} field {field} not overwritten");
+            assert!(
+                row.str(field).iter().all(|&b| b == b'w'),
+                "key {key} field {field} not overwritten"
+            );
         }
     }
 
     #[test]
     fn read_modify_write_counts_up() {
-        let w = small(YcsbConfig { rows: 20, ops: 1, read_ratio: 0.0, rmw: true, fields: 1, ..YcsbConfig::default() });
+        let w = small(YcsbConfig {
+            rows: 20,
+            ops: 1,
+            read_ratio: 0.0,
+            rmw: true,
+            fields: 1,
+            ..YcsbConfig::default()
+        });
         let mut db = Database::new();
         w.load(&mut db).unwrap();
         let p = NoCC::open(db, &Default::default());
         let mut worker = p.worker(0, false);
         let counter = |p: &NoCC, worker: &mut _| -> u64 {
             let mut tx = p.begin(worker);
-            (0..20).map(|k| {
-                let row = tx.get(USERTABLE, k, ColumnSet::ALL).unwrap().unwrap();
-                u64::from_le_bytes(row.str(0)[..8].try_into().unwrap())
-            }).fold(0u64, u64::wrapping_add)
+            (0..20)
+                .map(|k| {
+                    let row = tx.get(USERTABLE, k, ColumnSet::ALL).unwrap().unwrap();
+                    u64::from_le_bytes(row.str(0)[..8].try_into().unwrap())
+                })
+                .fold(0u64, u64::wrapping_add)
         };
         let before = counter(&p, &mut worker);
         let (mut g, mut prog) = (w.generator(0, 9), w.program());
@@ -390,5 +513,36 @@ mod tests {
             p.execute(&mut worker, &mut prog).unwrap();
         }
         assert_eq!(counter(&p, &mut worker).wrapping_sub(before), 50);
+    }
+}
+
+#[cfg(test)]
+mod declaration_tests {
+    use super::*;
+    use ordo::protocols::nocc::NoCC;
+    use ordo::protocols::Protocol;
+    use ordo::txn::declared::run_checked;
+
+    #[test]
+    fn every_request_stays_within_its_declaration() {
+        for rmw in [false, true] {
+            let w = Ycsb::new(YcsbConfig {
+                rows: 300,
+                read_ratio: 0.5,
+                rmw,
+                ..YcsbConfig::default()
+            })
+            .unwrap();
+            let mut db = Database::new();
+            w.load(&mut db).unwrap();
+            let p = NoCC::open(db, &Default::default());
+            let mut worker = p.worker(0, false);
+            let (mut g, mut prog) = (w.generator(0, 5), w.program());
+            for _ in 0..200 {
+                w.next(&mut g, &mut prog);
+                let violations = run_checked(&mut prog, p.begin(&mut worker)).unwrap();
+                assert!(violations.is_empty(), "{violations:#?}");
+            }
+        }
     }
 }

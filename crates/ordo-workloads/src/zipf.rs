@@ -12,9 +12,20 @@ use rand::Rng;
 /// Draws keys in `0..n` with Zipfian skew θ.
 #[derive(Clone, Debug)]
 pub enum Zipf {
-    Uniform { n: u64 },
-    Gray { n: u64, theta: f64, alpha: f64, zetan: f64, eta: f64, half_pow_theta: f64 },
-    Rejection { dist: rand_distr::Zipf<f64> },
+    Uniform {
+        n: u64,
+    },
+    Gray {
+        n: u64,
+        theta: f64,
+        alpha: f64,
+        zetan: f64,
+        eta: f64,
+        half_pow_theta: f64,
+    },
+    Rejection {
+        dist: rand_distr::Zipf<f64>,
+    },
 }
 
 /// ζ(n, θ) = Σ_{i=1..n} 1 / i^θ.
@@ -25,7 +36,10 @@ pub fn zeta(n: u64, theta: f64) -> f64 {
 impl Zipf {
     /// A generator over `0..n` (n ≥ 1, θ ≥ 0 and finite; checked by the caller's option parsing).
     pub fn new(n: u64, theta: f64) -> Self {
-        assert!(n >= 1 && theta >= 0.0 && theta.is_finite(), "zipf: n = {n}, theta = {theta}");
+        assert!(
+            n >= 1 && theta >= 0.0 && theta.is_finite(),
+            "zipf: n = {n}, theta = {theta}"
+        );
         if theta == 0.0 {
             Zipf::Uniform { n }
         } else if theta < 1.0 {
@@ -33,9 +47,18 @@ impl Zipf {
             let zeta2 = zeta(2, theta);
             let alpha = 1.0 / (1.0 - theta);
             let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
-            Zipf::Gray { n, theta, alpha, zetan, eta, half_pow_theta: 0.5f64.powf(theta) }
+            Zipf::Gray {
+                n,
+                theta,
+                alpha,
+                zetan,
+                eta,
+                half_pow_theta: 0.5f64.powf(theta),
+            }
         } else {
-            Zipf::Rejection { dist: rand_distr::Zipf::new(n, theta).expect("zipf parameters") }
+            Zipf::Rejection {
+                dist: rand_distr::Zipf::new(n, theta).expect("zipf parameters"),
+            }
         }
     }
 
@@ -44,7 +67,14 @@ impl Zipf {
     pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match self {
             Zipf::Uniform { n } => rng.gen_range(0..*n),
-            Zipf::Gray { n, theta: _, alpha, zetan, eta, half_pow_theta } => {
+            Zipf::Gray {
+                n,
+                theta: _,
+                alpha,
+                zetan,
+                eta,
+                half_pow_theta,
+            } => {
                 let u: f64 = rng.gen();
                 let uz = u * zetan;
                 if uz < 1.0 {
@@ -55,7 +85,9 @@ impl Zipf {
                     ((*n as f64) * (eta * u - eta + 1.0).powf(*alpha)) as u64 % *n
                 }
             }
-            Zipf::Rejection { dist } => (rng.sample(dist) as u64).saturating_sub(1).min(u64::MAX - 1),
+            Zipf::Rejection { dist } => (rng.sample(dist) as u64)
+                .saturating_sub(1)
+                .min(u64::MAX - 1),
         }
     }
 }
@@ -87,7 +119,10 @@ mod tests {
             for k in [0usize, 1, 4, 9] {
                 let expect = draws as f64 / ((k + 1) as f64).powf(theta) / z;
                 let got = h[k] as f64;
-                assert!((got - expect).abs() < 0.1 * expect + 50.0, "theta {theta} key {k}: got {got}, expected {expect}");
+                assert!(
+                    (got - expect).abs() < 0.1 * expect + 50.0,
+                    "theta {theta} key {k}: got {got}, expected {expect}"
+                );
             }
         }
     }

@@ -48,7 +48,11 @@ impl RunResult {
     }
     /// Retryable aborts in the interval.
     pub fn total_aborts(&self) -> u64 {
-        AbortReason::ALL.iter().filter(|r| r.is_retryable()).map(|r| self.aborts[r.index()]).sum()
+        AbortReason::ALL
+            .iter()
+            .filter(|r| r.is_retryable())
+            .map(|r| self.aborts[r.index()])
+            .sum()
     }
     pub fn aborts_per_commit(&self) -> f64 {
         if self.committed == 0 {
@@ -78,7 +82,9 @@ fn new_histogram() -> Histogram<u64> {
 pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P, f64), String> {
     let start = Instant::now();
     let mut db = Database::<P::Meta>::new();
-    workload.load(&mut db).map_err(|e| format!("loading {}: {e}", workload.name()))?;
+    workload
+        .load(&mut db)
+        .map_err(|e| format!("loading {}: {e}", workload.name()))?;
     let load_secs = start.elapsed().as_secs_f64();
     Ok((P::open(db, &ProtocolConfig { threads }), load_secs))
 }
@@ -87,19 +93,25 @@ pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
     let (protocol, load_secs) = open::<P, W>(workload, cfg.threads)?;
     let phase = AtomicU8::new(WARMUP);
-    let progress: Vec<Padded> = (0..cfg.threads).map(|_| Padded(AtomicU64::new(0))).collect();
+    let progress: Vec<Padded> = (0..cfg.threads)
+        .map(|_| Padded(AtomicU64::new(0)))
+        .collect();
     let mut results = Vec::new();
     let elapsed = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
                 let (protocol, phase, progress) = (&protocol, &phase, &progress[t].0);
-                s.spawn(move || worker_loop(protocol, workload, t as u32, cfg.seed, phase, progress))
+                s.spawn(move || {
+                    worker_loop(protocol, workload, t as u32, cfg.seed, phase, progress)
+                })
             })
             .collect();
         std::thread::sleep(cfg.warmup);
         phase.store(MEASURE, Ordering::Release);
         let start = Instant::now();
-        let show = cfg.progress && std::io::stderr().is_terminal() && cfg.duration >= Duration::from_secs(2);
+        let show = cfg.progress
+            && std::io::stderr().is_terminal()
+            && cfg.duration >= Duration::from_secs(2);
         while start.elapsed() < cfg.duration {
             let left = cfg.duration.saturating_sub(start.elapsed());
             std::thread::sleep(left.min(Duration::from_millis(500)));
@@ -165,8 +177,16 @@ fn worker_loop<P: Protocol, W: Workload>(
     let mut worker = protocol.worker(thread, false);
     let mut gen = workload.generator(thread, seed);
     let mut program = workload.program();
-    let mut backoff = Backoff::new(RetryPolicy::default(), seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut r = WorkerResult { committed: 0, rolled_back: 0, aborts: [0; AbortReason::ALL.len()], latency: new_histogram() };
+    let mut backoff = Backoff::new(
+        RetryPolicy::default(),
+        seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let mut r = WorkerResult {
+        committed: 0,
+        rolled_back: 0,
+        aborts: [0; AbortReason::ALL.len()],
+        latency: new_histogram(),
+    };
     loop {
         let ph = phase.load(Ordering::Acquire);
         if ph == STOP {
@@ -175,7 +195,10 @@ fn worker_loop<P: Protocol, W: Workload>(
         workload.next(&mut gen, &mut program);
         let start = Instant::now();
         let mut aborts = [0u32; AbortReason::ALL.len()];
-        let outcome = backoff.run(|| protocol.execute(&mut worker, &mut program), |a| aborts[a.reason.index()] += 1);
+        let outcome = backoff.run(
+            || protocol.execute(&mut worker, &mut program),
+            |a| aborts[a.reason.index()] += 1,
+        );
         // Count only transactions that started and finished inside the measured interval.
         if ph == MEASURE && phase.load(Ordering::Acquire) == MEASURE {
             for (t, a) in r.aborts.iter_mut().zip(aborts) {

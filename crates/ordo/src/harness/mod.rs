@@ -9,5 +9,5 @@ pub mod verify;
 pub mod workload;
 
 pub use bench::{BenchConfig, RunResult};
-pub use verify::{VerifyConfig, Verified};
+pub use verify::{Verified, VerifyConfig};
 pub use workload::Workload;

@@ -35,7 +35,8 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
                     let mut worker = protocol.worker(t as u32, true);
                     let mut gen = workload.generator(t as u32, cfg.seed);
                     let mut program = workload.program();
-                    let mut backoff = Backoff::new(RetryPolicy::default(), cfg.seed.wrapping_add(t as u64 + 1));
+                    let mut backoff =
+                        Backoff::new(RetryPolicy::default(), cfg.seed.wrapping_add(t as u64 + 1));
                     for _ in 0..per_thread {
                         workload.next(&mut gen, &mut program);
                         let _ = backoff.run(|| protocol.execute(&mut worker, &mut program), |_| {});
@@ -51,5 +52,9 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
     let history = History { txns };
     let report = check::check(&history);
     let invariants = workload.check(protocol.db());
-    Ok(Verified { history, report, invariants })
+    Ok(Verified {
+        history,
+        report,
+        invariants,
+    })
 }

@@ -24,7 +24,9 @@ pub fn small_db<M: Default + Send + Sync>() -> Database<M> {
         Column::new("s", ColumnType::VarChar(16)),
     ])
     .unwrap();
-    let t = db.create_table(TableSpec::new("kv", schema).ordered(4)).unwrap();
+    let t = db
+        .create_table(TableSpec::new("kv", schema).ordered(4))
+        .unwrap();
     let mut scratch = Vec::new();
     for k in (0..100).step_by(10) {
         db.table(t)
@@ -60,42 +62,79 @@ pub fn single_thread_semantics<P: Protocol>() {
 
     // Reads, reads of own writes, column-level writes.
     let mut tx = p.begin(&mut w);
-    let r = tx.get(KV, 20, ColumnSet::ALL).unwrap().expect("key 20 present");
+    let r = tx
+        .get(KV, 20, ColumnSet::ALL)
+        .unwrap()
+        .expect("key 20 present");
     assert_eq!((r.int(A), r.int(B), r.str(S)), (20, 0, &b"k20"[..]));
-    assert!(tx.get(KV, 21, ColumnSet::ALL).unwrap().is_none(), "key 21 absent");
+    assert!(
+        tx.get(KV, 21, ColumnSet::ALL).unwrap().is_none(),
+        "key 21 absent"
+    );
     let got = tx.update(KV, 20, ColumnSet::one(B), |r| {
         r.set_int(B, r.int(B) + 5);
         r.int(B)
     });
     assert_eq!(got.unwrap(), Some(5));
-    assert_eq!(tx.update(KV, 21, ColumnSet::one(B), |_| ()).unwrap(), None, "update of an absent key");
+    assert_eq!(
+        tx.update(KV, 21, ColumnSet::one(B), |_| ()).unwrap(),
+        None,
+        "update of an absent key"
+    );
     let r = tx.get(KV, 20, ColumnSet::ALL).unwrap().unwrap();
-    assert_eq!((r.int(A), r.int(B), r.str(S)), (20, 5, &b"k20"[..]), "own write visible, other columns kept");
+    assert_eq!(
+        (r.int(A), r.int(B), r.str(S)),
+        (20, 5, &b"k20"[..]),
+        "own write visible, other columns kept"
+    );
     tx.insert(KV, 25, |r| {
         r.set_int(A, 25);
         r.set_str(S, b"new").unwrap();
     })
     .unwrap();
-    assert_eq!(tx.get(KV, 25, ColumnSet::ALL).unwrap().unwrap().str(S), b"new");
+    assert_eq!(
+        tx.get(KV, 25, ColumnSet::ALL).unwrap().unwrap().str(S),
+        b"new"
+    );
     assert!(tx.delete(KV, 30).unwrap());
     assert!(!tx.delete(KV, 31).unwrap(), "delete of an absent key");
-    assert!(tx.get(KV, 30, ColumnSet::ALL).unwrap().is_none(), "own delete visible");
-    assert_eq!(scan_keys(&mut tx, 10, 40), vec![10, 20, 25, 40], "scan sees own insert, not own delete");
+    assert!(
+        tx.get(KV, 30, ColumnSet::ALL).unwrap().is_none(),
+        "own delete visible"
+    );
+    assert_eq!(
+        scan_keys(&mut tx, 10, 40),
+        vec![10, 20, 25, 40],
+        "scan sees own insert, not own delete"
+    );
     tx.commit().unwrap();
 
     // Committed state seen by a later transaction.
     let mut tx = p.begin(&mut w);
-    assert_eq!(tx.get(KV, 20, ColumnSet::one(B)).unwrap().unwrap().int(B), 5);
-    assert_eq!(tx.get(KV, 25, ColumnSet::one(A)).unwrap().unwrap().int(A), 25);
+    assert_eq!(
+        tx.get(KV, 20, ColumnSet::one(B)).unwrap().unwrap().int(B),
+        5
+    );
+    assert_eq!(
+        tx.get(KV, 25, ColumnSet::one(A)).unwrap().unwrap().int(A),
+        25
+    );
     assert!(tx.get(KV, 30, ColumnSet::ALL).unwrap().is_none());
-    assert_eq!(scan_keys(&mut tx, 0, u64::MAX), vec![0, 10, 20, 25, 40, 50, 60, 70, 80, 90]);
+    assert_eq!(
+        scan_keys(&mut tx, 0, u64::MAX),
+        vec![0, 10, 20, 25, 40, 50, 60, 70, 80, 90]
+    );
     let mut firsts = Vec::new();
     tx.scan(KV, 0, 100, ColumnSet::one(A), |k, r| {
         firsts.push((k, r.int(A)));
         firsts.len() < 2
     })
     .unwrap();
-    assert_eq!(firsts, vec![(0, 0), (10, 10)], "scan stops when the visitor says so");
+    assert_eq!(
+        firsts,
+        vec![(0, 0), (10, 10)],
+        "scan stops when the visitor says so"
+    );
     let dup = tx.insert(KV, 40, |_| ()).unwrap_err();
     assert_eq!(dup.reason, AbortReason::DuplicateKey);
     drop(tx);
@@ -105,7 +144,10 @@ pub fn single_thread_semantics<P: Protocol>() {
     tx.insert(KV, 30, |r| r.set_int(A, 300)).unwrap();
     tx.commit().unwrap();
     let mut tx = p.begin(&mut w);
-    assert_eq!(tx.get(KV, 30, ColumnSet::one(A)).unwrap().unwrap().int(A), 300);
+    assert_eq!(
+        tx.get(KV, 30, ColumnSet::one(A)).unwrap().unwrap().int(A),
+        300
+    );
     assert!(tx.delete(KV, 25).unwrap());
     tx.commit().unwrap();
     let mut tx = p.begin(&mut w);
@@ -118,18 +160,29 @@ pub fn abort_undoes_writes<P: Protocol>() {
     let p: P = open_small();
     let mut w = p.worker(0, false);
     let mut tx = p.begin(&mut w);
-    tx.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, 99)).unwrap();
+    tx.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, 99))
+        .unwrap();
     tx.insert(KV, 15, |r| r.set_int(A, 15)).unwrap();
     assert!(tx.delete(KV, 20).unwrap());
     tx.abort();
     let mut tx = p.begin(&mut w);
-    tx.update(KV, 40, ColumnSet::one(B), |r| r.set_int(B, 77)).unwrap();
+    tx.update(KV, 40, ColumnSet::one(B), |r| r.set_int(B, 77))
+        .unwrap();
     drop(tx);
     let mut tx = p.begin(&mut w);
-    assert_eq!(tx.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B), 0);
+    assert_eq!(
+        tx.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B),
+        0
+    );
     assert!(tx.get(KV, 15, ColumnSet::ALL).unwrap().is_none());
-    assert_eq!(tx.get(KV, 20, ColumnSet::one(A)).unwrap().unwrap().int(A), 20);
-    assert_eq!(tx.get(KV, 40, ColumnSet::one(B)).unwrap().unwrap().int(B), 0);
+    assert_eq!(
+        tx.get(KV, 20, ColumnSet::one(A)).unwrap().unwrap().int(A),
+        20
+    );
+    assert_eq!(
+        tx.get(KV, 40, ColumnSet::one(B)).unwrap().unwrap().int(B),
+        0
+    );
     assert_eq!(scan_keys(&mut tx, 0, 50), vec![0, 10, 20, 30, 40, 50]);
     tx.commit().unwrap();
 }
@@ -141,11 +194,14 @@ pub fn no_dirty_read<P: Protocol>() {
     let mut w1 = p.worker(0, false);
     let mut w2 = p.worker(1, false);
     let mut t1 = p.begin(&mut w1);
-    t1.update(KV, 50, ColumnSet::one(B), |r| r.set_int(B, 1)).unwrap();
+    t1.update(KV, 50, ColumnSet::one(B), |r| r.set_int(B, 1))
+        .unwrap();
     // A reader that does not block either aborts now, or reads the committed value and then fails to
     // commit or is serialized before t1. It must never commit having read 1.
     let mut t2 = p.begin(&mut w2);
-    let seen = t2.get(KV, 50, ColumnSet::one(B)).map(|r| r.map(|r| r.int(B)));
+    let seen = t2
+        .get(KV, 50, ColumnSet::one(B))
+        .map(|r| r.map(|r| r.int(B)));
     match seen {
         Ok(Some(v)) => {
             assert_eq!(v, 0, "read an uncommitted write");

@@ -110,11 +110,18 @@ impl<M: Default + Send + Sync> RowArena<M> {
                 if p.is_null() {
                     std::alloc::handle_alloc_error(layout);
                 }
+                advise_huge_pages(p, layout.size());
                 for s in 0..(BASE << k) as usize {
                     // SAFETY: in bounds of the fresh allocation and aligned for Header<M>.
                     unsafe {
                         let h = p.add(s * self.stride).cast::<Header<M>>();
-                        std::ptr::write(h, Header { version: AtomicU64::new(ABSENT), meta: M::default() });
+                        std::ptr::write(
+                            h,
+                            Header {
+                                version: AtomicU64::new(ABSENT),
+                                meta: M::default(),
+                            },
+                        );
                     }
                 }
                 self.chunks[k].store(p, Ordering::Release);
@@ -127,7 +134,10 @@ impl<M: Default + Send + Sync> RowArena<M> {
     fn slot(&self, rid: RowId) -> *mut u8 {
         let (k, off) = locate(rid);
         let p = self.chunks[k].load(Ordering::Acquire);
-        assert!(!p.is_null() && rid < self.len(), "row id {rid} out of range");
+        assert!(
+            !p.is_null() && rid < self.len(),
+            "row id {rid} out of range"
+        );
         // SAFETY: `off` is below the chunk's slot count by construction of `locate`.
         unsafe { p.add(off as usize * self.stride) }
     }
@@ -150,8 +160,30 @@ impl<M: Default + Send + Sync> RowArena<M> {
     #[inline]
     pub fn data(&self, rid: RowId) -> &[AtomicU64] {
         // SAFETY: the data area follows the header, `row_words` long, initialized (zeroed) at chunk allocation.
-        unsafe { std::slice::from_raw_parts(self.slot(rid).add(self.data_offset).cast::<AtomicU64>(), self.row_words) }
+        unsafe {
+            std::slice::from_raw_parts(
+                self.slot(rid).add(self.data_offset).cast::<AtomicU64>(),
+                self.row_words,
+            )
+        }
     }
+}
+
+/// Asks the kernel to back a large chunk with transparent huge pages: a big table is read at random,
+/// and with 4 KiB pages nearly every row access would also miss the TLB.
+fn advise_huge_pages(p: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    #[cfg(target_os = "linux")]
+    if len >= HUGE {
+        let start = (p as usize).next_multiple_of(HUGE);
+        let end = (p as usize + len) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: the range lies inside our own allocation; MADV_HUGEPAGE is only advice.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, len, HUGE);
 }
 
 impl<M> Drop for RowArena<M> {
@@ -166,7 +198,8 @@ impl<M> Drop for RowArena<M> {
                 // SAFETY: every slot of an allocated chunk was initialized.
                 unsafe { std::ptr::drop_in_place(p.add(s * self.stride).cast::<Header<M>>()) };
             }
-            let layout = Layout::from_size_align(slots * self.stride, self.align.max(64)).expect("chunk layout");
+            let layout = Layout::from_size_align(slots * self.stride, self.align.max(64))
+                .expect("chunk layout");
             // SAFETY: allocated with this layout in `alloc`.
             unsafe { dealloc(p, layout) };
         }

@@ -6,6 +6,7 @@
 
 pub mod arena;
 pub mod database;
+pub mod hash_index;
 pub mod row;
 pub mod schema;
 pub mod table;

@@ -96,7 +96,9 @@ impl<'a> RowRef<'a> {
 
 impl fmt::Debug for RowRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries((0..self.schema.len()).map(|c| self.value(c))).finish()
+        f.debug_list()
+            .entries((0..self.schema.len()).map(|c| self.value(c)))
+            .finish()
     }
 }
 
@@ -110,11 +112,18 @@ pub struct RowMut<'a> {
 impl<'a> RowMut<'a> {
     pub fn new(schema: &'a Schema, words: &'a mut [u64]) -> Self {
         debug_assert!(words.len() >= schema.row_words());
-        RowMut { schema, words, written: ColumnSet::NONE }
+        RowMut {
+            schema,
+            words,
+            written: ColumnSet::NONE,
+        }
     }
     /// A read view of the image (including what was written so far).
     pub fn as_ref(&self) -> RowRef<'_> {
-        RowRef { schema: self.schema, words: self.words }
+        RowRef {
+            schema: self.schema,
+            words: self.words,
+        }
     }
     pub fn int(&self, col: usize) -> i64 {
         self.as_ref().int(col)
@@ -123,7 +132,11 @@ impl<'a> RowMut<'a> {
         self.as_ref().float(col)
     }
     pub fn str(&self, col: usize) -> &[u8] {
-        RowRef { schema: self.schema, words: self.words }.str(col)
+        RowRef {
+            schema: self.schema,
+            words: self.words,
+        }
+        .str(col)
     }
     /// The columns written through this handle.
     pub fn written(&self) -> ColumnSet {
@@ -181,14 +194,20 @@ impl<'a> RowMut<'a> {
             (ColumnType::Int, Value::Int(i)) => self.set_int(col, *i),
             (ColumnType::Float, Value::Float(x)) => self.set_float(col, *x),
             (ColumnType::Float, Value::Int(i)) => self.set_float(col, *i as f64),
-            (ColumnType::Char(_) | ColumnType::VarChar(_), Value::Str(s)) => return self.set_str(col, s),
+            (ColumnType::Char(_) | ColumnType::VarChar(_), Value::Str(s)) => {
+                return self.set_str(col, s)
+            }
             (ty, _) => {
                 let wanted = match v {
                     Value::Int(_) => "an integer",
                     Value::Float(_) => "a float",
                     Value::Str(_) => "a string",
                 };
-                return Err(SchemaError::WrongType { column: self.schema.columns()[col].name.clone(), ty, wanted });
+                return Err(SchemaError::WrongType {
+                    column: self.schema.columns()[col].name.clone(),
+                    ty,
+                    wanted,
+                });
             }
         }
         Ok(())

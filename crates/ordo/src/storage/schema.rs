@@ -58,7 +58,10 @@ pub struct Column {
 
 impl Column {
     pub fn new(name: impl Into<String>, ty: ColumnType) -> Self {
-        Column { name: name.into(), ty }
+        Column {
+            name: name.into(),
+            ty,
+        }
     }
 }
 
@@ -74,18 +77,28 @@ pub enum SchemaError {
     #[error("column `{name}`: zero-length string type")]
     ZeroLength { name: String },
     #[error("value of {len} bytes is too long for column `{column}` of type {ty}")]
-    TooLong { column: String, ty: ColumnType, len: usize },
+    TooLong {
+        column: String,
+        ty: ColumnType,
+        len: usize,
+    },
     #[error("no column named `{0}`")]
     UnknownColumn(String),
     #[error("column `{column}` has type {ty}, not {wanted}")]
-    WrongType { column: String, ty: ColumnType, wanted: &'static str },
+    WrongType {
+        column: String,
+        ty: ColumnType,
+        wanted: &'static str,
+    },
 }
 
 /// The maximum number of columns of a table (a [`ColumnSet`] is a 64-bit mask).
 pub const MAX_COLUMNS: usize = 64;
 
 /// A set of column positions, as a bit mask. Declared accesses and column-level reads and writes use it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct ColumnSet(pub u64);
 
 impl ColumnSet {
@@ -148,7 +161,10 @@ impl Schema {
             return Err(SchemaError::NoColumns);
         }
         if columns.len() > MAX_COLUMNS {
-            return Err(SchemaError::TooManyColumns { max: MAX_COLUMNS, got: columns.len() });
+            return Err(SchemaError::TooManyColumns {
+                max: MAX_COLUMNS,
+                got: columns.len(),
+            });
         }
         let mut offsets = Vec::with_capacity(columns.len());
         let mut w = 0;
@@ -157,13 +173,24 @@ impl Schema {
                 return Err(SchemaError::DuplicateColumn(c.name.clone()));
             }
             if matches!(c.ty, ColumnType::Char(0) | ColumnType::VarChar(0)) {
-                return Err(SchemaError::ZeroLength { name: c.name.clone() });
+                return Err(SchemaError::ZeroLength {
+                    name: c.name.clone(),
+                });
             }
             offsets.push(w);
             w += c.ty.words();
         }
-        let all = if columns.len() == 64 { ColumnSet::ALL } else { ColumnSet((1u64 << columns.len()) - 1) };
-        Ok(Schema { columns, offsets, row_words: w, all })
+        let all = if columns.len() == 64 {
+            ColumnSet::ALL
+        } else {
+            ColumnSet((1u64 << columns.len()) - 1)
+        };
+        Ok(Schema {
+            columns,
+            offsets,
+            row_words: w,
+            all,
+        })
     }
 
     pub fn columns(&self) -> &[Column] {
@@ -189,7 +216,10 @@ impl Schema {
     }
     /// Position of the column called `name`.
     pub fn position(&self, name: &str) -> Result<usize, SchemaError> {
-        self.columns.iter().position(|c| c.name == name).ok_or_else(|| SchemaError::UnknownColumn(name.into()))
+        self.columns
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| SchemaError::UnknownColumn(name.into()))
     }
     /// The word range of column `col`.
     #[inline]

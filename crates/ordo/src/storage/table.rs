@@ -17,10 +17,10 @@
 //! so next-key locking has something to lock at the end of a range.
 
 use super::arena::{RowArena, RowId, ABSENT};
+use super::hash_index::HashIndex;
 use super::row::RowMut;
 use super::schema::{ColumnSet, Schema, SchemaError};
 use crossbeam_skiplist::SkipMap;
-use dashmap::DashMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,8 +29,6 @@ pub type TableId = u32;
 
 /// Number of structure stripes per table.
 pub const STRIPES: usize = 1024;
-
-type Hasher = foldhash::fast::FixedState;
 
 /// How to build a table.
 #[derive(Clone, Debug)]
@@ -47,7 +45,13 @@ pub struct TableSpec {
 
 impl TableSpec {
     pub fn new(name: impl Into<String>, schema: Schema) -> Self {
-        TableSpec { name: name.into(), schema, ordered: false, stripe_shift: 0, capacity: 0 }
+        TableSpec {
+            name: name.into(),
+            schema,
+            ordered: false,
+            stripe_shift: 0,
+            capacity: 0,
+        }
     }
     pub fn ordered(mut self, stripe_shift: u32) -> Self {
         self.ordered = true;
@@ -66,7 +70,7 @@ pub struct Table<M> {
     name: String,
     schema: Schema,
     rows: RowArena<M>,
-    hash: DashMap<u64, RowId, Hasher>,
+    hash: HashIndex,
     ordered: Option<SkipMap<u64, RowId>>,
     stripes: Box<[AtomicU64]>,
     stripe_shift: u32,
@@ -83,7 +87,7 @@ impl<M: Default + Send + Sync> Table<M> {
         Table {
             id,
             name: spec.name,
-            hash: DashMap::with_capacity_and_hasher_and_shard_amount(spec.capacity, Hasher::default(), 256),
+            hash: HashIndex::with_capacity(spec.capacity),
             schema: spec.schema,
             rows,
             ordered: spec.ordered.then(SkipMap::new),
@@ -112,7 +116,7 @@ impl<M: Default + Send + Sync> Table<M> {
     /// The slot of `key`, if the key was ever indexed.
     #[inline]
     pub fn lookup(&self, key: u64) -> Option<RowId> {
-        self.hash.get(&key).map(|r| *r)
+        self.hash.get(key)
     }
 
     /// The slot of `key`, creating an absent one (and bumping its stripe) if the key is new.
@@ -121,17 +125,14 @@ impl<M: Default + Send + Sync> Table<M> {
         if let Some(r) = self.lookup(key) {
             return (r, false);
         }
-        let (rid, created) = match self.hash.entry(key) {
-            dashmap::Entry::Occupied(e) => (*e.get(), false),
-            dashmap::Entry::Vacant(v) => {
-                let rid = self.rows.alloc();
-                if let Some(o) = &self.ordered {
-                    o.insert(key, rid);
-                }
-                v.insert(rid);
-                (rid, true)
+        let (rid, created) = self.hash.get_or_insert_with(key, || self.rows.alloc());
+        if created {
+            // Inside the index's insert lock would be tidier, but the skiplist is safe on its own; a scan
+            // racing with this insert is the protocol's to order (next-key locks, stripes).
+            if let Some(o) = &self.ordered {
+                o.insert(key, rid);
             }
-        };
+        }
         if created {
             self.stripe(key).fetch_add(1, Ordering::AcqRel);
         }
@@ -179,13 +180,18 @@ impl<M: Default + Send + Sync> Table<M> {
     /// Index entries with keys in `lo..=hi`, ascending (tombstones included: check the version word).
     /// Empty on a table without an ordered index.
     pub fn range(&self, lo: u64, hi: u64) -> impl Iterator<Item = (u64, RowId)> + '_ {
-        self.ordered.iter().flat_map(move |o| o.range(lo..=hi).map(|e| (*e.key(), *e.value())))
+        self.ordered
+            .iter()
+            .flat_map(move |o| o.range(lo..=hi).map(|e| (*e.key(), *e.value())))
     }
 
     /// The first index entry with a key greater than `key` (the "next key" of next-key locking), or `None`
     /// when `key` is the last (lock [`SUPREMUM`] then).
     pub fn next_after(&self, key: u64) -> Option<(u64, RowId)> {
-        self.ordered.as_ref()?.lower_bound(Bound::Excluded(&key)).map(|e| (*e.key(), *e.value()))
+        self.ordered
+            .as_ref()?
+            .lower_bound(Bound::Excluded(&key))
+            .map(|e| (*e.key(), *e.value()))
     }
 
     /// The structure stripe of `key`.
@@ -205,16 +211,28 @@ impl<M: Default + Send + Sync> Table<M> {
     /// Indices of the stripes that keys in `lo..=hi` fall in (each once).
     pub fn stripes_of_range(&self, lo: u64, hi: u64) -> impl Iterator<Item = usize> {
         let (a, b) = (lo >> self.stripe_shift, hi >> self.stripe_shift);
-        let n = if hi < lo { 0 } else { (b - a).saturating_add(1).min(STRIPES as u64) };
+        let n = if hi < lo {
+            0
+        } else {
+            (b - a).saturating_add(1).min(STRIPES as u64)
+        };
         (0..n).map(move |i| ((a + i) as usize) % STRIPES)
     }
 
     /// Loads a row outside any transaction (initial population): the record becomes present with
     /// version 0. Fails if the key is already present or a value does not fit.
-    pub fn load(&self, key: u64, scratch: &mut Vec<u64>, fill: impl FnOnce(&mut RowMut) -> Result<(), SchemaError>) -> Result<(), LoadError> {
+    pub fn load(
+        &self,
+        key: u64,
+        scratch: &mut Vec<u64>,
+        fill: impl FnOnce(&mut RowMut) -> Result<(), SchemaError>,
+    ) -> Result<(), LoadError> {
         let (rid, _) = self.get_or_create(key);
         if self.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
-            return Err(LoadError::Duplicate { table: self.name.clone(), key });
+            return Err(LoadError::Duplicate {
+                table: self.name.clone(),
+                key,
+            });
         }
         scratch.clear();
         scratch.resize(self.schema.row_words(), 0);
@@ -229,9 +247,10 @@ impl<M: Default + Send + Sync> Table<M> {
     pub fn present_keys(&self) -> Vec<u64> {
         let mut v: Vec<u64> = self
             .hash
-            .iter()
-            .filter(|e| self.version(*e.value()).load(Ordering::Acquire) & ABSENT == 0)
-            .map(|e| *e.key())
+            .entries()
+            .into_iter()
+            .filter(|(_, rid)| self.version(*rid).load(Ordering::Acquire) & ABSENT == 0)
+            .map(|(key, _)| key)
             .collect();
         v.sort_unstable();
         v

@@ -38,7 +38,8 @@ pub trait Tx {
 
     /// Inserts a record; `f` fills its columns (unset columns are zero / empty). Aborts with
     /// `DuplicateKey` if the key is present.
-    fn insert(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()>;
+    fn insert(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowMut<'_>))
+        -> TxResult<()>;
 
     /// Deletes a record; `false` if it did not exist.
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool>;

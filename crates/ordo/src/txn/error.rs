@@ -4,7 +4,9 @@ use crate::storage::SchemaError;
 use std::fmt;
 
 /// The reason for an abort. Every protocol reports one of these; benchmarks count them separately.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum AbortReason {
     /// A lock was held in a conflicting mode and the protocol does not wait (2PL no-wait).
     LockConflict,
@@ -44,7 +46,10 @@ impl AbortReason {
     /// Whether running the same transaction again may succeed (a concurrency abort), as opposed to an
     /// outcome of its own logic or data.
     pub fn is_retryable(self) -> bool {
-        !matches!(self, AbortReason::User | AbortReason::DuplicateKey | AbortReason::InvalidData)
+        !matches!(
+            self,
+            AbortReason::User | AbortReason::DuplicateKey | AbortReason::InvalidData
+        )
     }
 
     /// A short name for tables and JSON.
@@ -86,10 +91,16 @@ pub struct Abort {
 impl Abort {
     #[inline]
     pub fn new(reason: AbortReason) -> Self {
-        Abort { reason, detail: None }
+        Abort {
+            reason,
+            detail: None,
+        }
     }
     pub fn with_detail(reason: AbortReason, detail: impl Into<String>) -> Self {
-        Abort { reason, detail: Some(detail.into()) }
+        Abort {
+            reason,
+            detail: Some(detail.into()),
+        }
     }
     /// A user-requested abort.
     pub fn user(detail: impl Into<String>) -> Self {

@@ -1,6 +1,7 @@
 //! Transactions: the interactive API, programs of pieces, typed aborts, retries and recording.
 
 pub mod api;
+pub mod declared;
 pub mod error;
 pub mod program;
 pub mod record;

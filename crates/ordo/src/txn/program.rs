@@ -59,23 +59,56 @@ pub enum AccessKind {
 
 impl Access {
     pub fn read(table: TableId, key: u64, cols: ColumnSet) -> Self {
-        Access { table, target: Target::Key(key), read: cols, write: ColumnSet::NONE, kind: AccessKind::Read }
+        Access {
+            table,
+            target: Target::Key(key),
+            read: cols,
+            write: ColumnSet::NONE,
+            kind: AccessKind::Read,
+        }
     }
     pub fn update(table: TableId, key: u64, read: ColumnSet, write: ColumnSet) -> Self {
-        Access { table, target: Target::Key(key), read, write, kind: AccessKind::Update }
+        Access {
+            table,
+            target: Target::Key(key),
+            read,
+            write,
+            kind: AccessKind::Update,
+        }
     }
     pub fn insert(table: TableId, key: u64) -> Self {
-        Access { table, target: Target::Key(key), read: ColumnSet::NONE, write: ColumnSet::ALL, kind: AccessKind::Insert }
+        Access {
+            table,
+            target: Target::Key(key),
+            read: ColumnSet::NONE,
+            write: ColumnSet::ALL,
+            kind: AccessKind::Insert,
+        }
     }
     pub fn delete(table: TableId, key: u64) -> Self {
-        Access { table, target: Target::Key(key), read: ColumnSet::NONE, write: ColumnSet::ALL, kind: AccessKind::Delete }
+        Access {
+            table,
+            target: Target::Key(key),
+            read: ColumnSet::NONE,
+            write: ColumnSet::ALL,
+            kind: AccessKind::Delete,
+        }
     }
     pub fn scan(table: TableId, lo: u64, hi: u64, cols: ColumnSet) -> Self {
-        Access { table, target: Target::Range { lo, hi }, read: cols, write: ColumnSet::NONE, kind: AccessKind::Scan }
+        Access {
+            table,
+            target: Target::Range { lo, hi },
+            read: cols,
+            write: ColumnSet::NONE,
+            kind: AccessKind::Scan,
+        }
     }
     /// Whether this access writes.
     pub fn is_write(&self) -> bool {
-        matches!(self.kind, AccessKind::Update | AccessKind::Insert | AccessKind::Delete)
+        matches!(
+            self.kind,
+            AccessKind::Update | AccessKind::Insert | AccessKind::Delete
+        )
     }
     /// Whether key `key` of `table` falls under this access.
     pub fn covers(&self, table: TableId, key: u64) -> bool {

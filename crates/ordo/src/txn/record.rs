@@ -17,7 +17,10 @@ pub struct TxnIds {
 impl TxnIds {
     pub fn new(worker: u32) -> Self {
         assert!(worker < (1 << 22), "too many workers");
-        TxnIds { base: (worker as u64 + 1) << 40, seq: 0 }
+        TxnIds {
+            base: (worker as u64 + 1) << 40,
+            seq: 0,
+        }
     }
     #[inline]
     pub fn next_id(&mut self) -> TxnId {
@@ -37,7 +40,12 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(session: u32, enabled: bool) -> Self {
-        Recorder { enabled, session, events: Vec::new(), txns: Vec::new() }
+        Recorder {
+            enabled,
+            session,
+            events: Vec::new(),
+            txns: Vec::new(),
+        }
     }
     pub fn enabled(&self) -> bool {
         self.enabled
@@ -46,14 +54,21 @@ impl Recorder {
     #[inline]
     pub fn read(&mut self, table: TableId, key: u64, version_word: u64) {
         if self.enabled {
-            self.events.push(Event::Read { item: ItemKey { table, key }, version: version_word & !ABSENT });
+            self.events.push(Event::Read {
+                item: ItemKey { table, key },
+                version: version_word & !ABSENT,
+            });
         }
     }
     /// An install that replaced the version named by `prev_word`; `deleted` for a tombstone.
     #[inline]
     pub fn write(&mut self, table: TableId, key: u64, prev_word: u64, deleted: bool) {
         if self.enabled {
-            self.events.push(Event::Write { item: ItemKey { table, key }, prev: prev_word & !ABSENT, deleted });
+            self.events.push(Event::Write {
+                item: ItemKey { table, key },
+                prev: prev_word & !ABSENT,
+                deleted,
+            });
         }
     }
     /// Ends transaction `id`.
@@ -61,7 +76,12 @@ impl Recorder {
     pub fn finish(&mut self, id: TxnId, committed: bool) {
         if self.enabled {
             let events = std::mem::take(&mut self.events);
-            self.txns.push(TxnRecord { id, session: self.session, committed, events });
+            self.txns.push(TxnRecord {
+                id,
+                session: self.session,
+                committed,
+                events,
+            });
         }
     }
     /// Takes the transactions recorded so far.

@@ -15,7 +15,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: 0, base_backoff: Duration::from_micros(1), max_backoff: Duration::from_micros(200) }
+        RetryPolicy {
+            max_attempts: 0,
+            base_backoff: Duration::from_micros(1),
+            max_backoff: Duration::from_micros(200),
+        }
     }
 }
 
@@ -28,7 +32,10 @@ pub struct Backoff {
 
 impl Backoff {
     pub fn new(policy: RetryPolicy, seed: u64) -> Self {
-        Backoff { policy, rng: seed | 1 }
+        Backoff {
+            policy,
+            rng: seed | 1,
+        }
     }
 
     fn next_rand(&mut self) -> u64 {
@@ -69,7 +76,9 @@ impl Backoff {
                 Ok(v) => return Ok((v, n)),
                 Err(a) => {
                     on_abort(&a);
-                    if !a.is_retryable() || (self.policy.max_attempts != 0 && n >= self.policy.max_attempts) {
+                    if !a.is_retryable()
+                        || (self.policy.max_attempts != 0 && n >= self.policy.max_attempts)
+                    {
                         return Err(a);
                     }
                     self.wait(n);
@@ -121,7 +130,10 @@ mod tests {
 
     #[test]
     fn gives_up_after_max_attempts() {
-        let policy = RetryPolicy { max_attempts: 5, ..RetryPolicy::default() };
+        let policy = RetryPolicy {
+            max_attempts: 5,
+            ..RetryPolicy::default()
+        };
         let mut b = Backoff::new(policy, 1);
         let mut calls = 0;
         let r: Result<((), u32), _> = b.run(

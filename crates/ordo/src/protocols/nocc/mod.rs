@@ -53,14 +53,23 @@ impl Protocol for NoCC {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> NoccWorker {
-        NoccWorker { ids: TxnIds::new(id), rec: Recorder::new(id, recording), buf: Vec::new() }
+        NoccWorker {
+            ids: TxnIds::new(id),
+            rec: Recorder::new(id, recording),
+            buf: Vec::new(),
+        }
     }
     fn recorder(w: &mut NoccWorker) -> &mut Recorder {
         &mut w.rec
     }
     fn begin<'w>(&'w self, w: &'w mut NoccWorker) -> NoccTx<'w> {
         let id = w.ids.next_id();
-        NoccTx { db: &self.db, w, id, done: false }
+        NoccTx {
+            db: &self.db,
+            w,
+            id,
+            done: false,
+        }
     }
 }
 
@@ -123,12 +132,20 @@ impl Tx for NoccTx<'_> {
         Ok(Some(r))
     }
 
-    fn insert(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
         let db = self.db;
         let t = db.table(table);
         let (rid, _) = t.get_or_create(key);
         if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
-            return Err(Abort::with_detail(AbortReason::DuplicateKey, format!("{}: key {key}", t.name())));
+            return Err(Abort::with_detail(
+                AbortReason::DuplicateKey,
+                format!("{}: key {key}", t.name()),
+            ));
         }
         let buf = self.image(table);
         f(&mut RowMut::new(t.schema(), buf));
@@ -140,7 +157,9 @@ impl Tx for NoccTx<'_> {
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         let t = self.db.table(table);
-        let Some(rid) = t.lookup(key) else { return Ok(false) };
+        let Some(rid) = t.lookup(key) else {
+            return Ok(false);
+        };
         if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
             return Ok(false);
         }
@@ -188,5 +207,41 @@ impl Drop for NoccTx<'_> {
             // No undo: an aborted transaction's writes stay visible (that is the point of `nocc`).
             self.w.rec.finish(self.id, false);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{check, AnomalyKind, History};
+    use crate::protocols::conformance::{open_small, B, KV};
+
+    /// Two interleaved read-modify-writes of one key: the second overwrites the first (a lost update),
+    /// and the checker names it G-single from the recorded history.
+    #[test]
+    fn interleaved_increments_lose_an_update_and_the_checker_sees_it() {
+        let p: NoCC = open_small();
+        let (mut w1, mut w2) = (p.worker(0, true), p.worker(1, true));
+        let mut t1 = p.begin(&mut w1);
+        let mut t2 = p.begin(&mut w2);
+        let b1 = t1.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B);
+        let b2 = t2.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B);
+        t1.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, b1 + 1))
+            .unwrap();
+        t2.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, b2 + 1))
+            .unwrap();
+        t1.commit().unwrap();
+        t2.commit().unwrap();
+        let mut t3 = p.begin(&mut w1);
+        assert_eq!(
+            t3.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B),
+            1,
+            "one increment lost"
+        );
+        drop(t3);
+        let mut txns = NoCC::recorder(&mut w1).take();
+        txns.extend(NoCC::recorder(&mut w2).take());
+        let report = check(&History { txns });
+        assert!(report.has(AnomalyKind::GSingle), "{report}");
     }
 }

@@ -1,0 +1,194 @@
+//! `ordo bench`: throughput, aborts and latency per (protocol, threads), as a table and as JSON.
+
+use crate::opts::{self, Workload, WorkloadArgs};
+use crate::UsageError;
+use clap::Args;
+use ordo::harness::{bench, BenchConfig, RunResult};
+use ordo::protocols::{self, Protocol, ProtocolVisitor};
+use ordo::txn::AbortReason;
+use ordo_workloads::ycsb::YcsbConfig;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Protocols, comma-separated (default: all; see `ordo list`).
+    #[arg(short = 'p', long)]
+    pub protocols: Option<String>,
+    /// Thread counts, comma-separated.
+    #[arg(short = 't', long, default_value = "1,2")]
+    pub threads: String,
+    /// Measured seconds per run.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Warm-up seconds before each measured interval.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Repetitions of each run; the median (by throughput) is reported.
+    #[arg(long, default_value_t = 1)]
+    pub reps: usize,
+    /// Seed of the request generators.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Also write the results as a JSON array to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// No live progress line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+struct Runner<'a, W> {
+    workload: &'a W,
+    cfg: &'a BenchConfig,
+}
+
+impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
+    type Output = Result<RunResult, String>;
+    fn visit<P: Protocol>(self) -> Self::Output {
+        bench::run::<P, W>(self.workload, self.cfg)
+    }
+}
+
+fn seconds(name: &str, v: f64, min: f64) -> Result<Duration, UsageError> {
+    if v.is_finite() && v >= min && v <= 86_400.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(UsageError(format!(
+            "--{name} must be a number of seconds from {min} to 86400, got {v}"
+        )))
+    }
+}
+
+pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
+    let all = protocols::names().join(",");
+    let mut protos = opts::protocols(args.protocols.as_deref().unwrap_or(&all))?;
+    // nocc first, so every other row can show its overhead against the ceiling.
+    protos.sort_by_key(|p| p.name != "nocc");
+    let threads = opts::threads(&args.threads)?;
+    let duration = seconds("seconds", args.seconds, 0.01)?;
+    let warmup = seconds("warmup", args.warmup, 0.0)?;
+    if args.reps == 0 || args.reps > 1000 {
+        return Err(UsageError(format!(
+            "--reps must be from 1 to 1000, got {}",
+            args.reps
+        )));
+    }
+    let workload = args.workload.build(YcsbConfig::default())?;
+    let Workload::Ycsb(w) = &workload;
+    run_all(w, &args, &protos, &threads, duration, warmup)
+}
+
+fn run_all<W: ordo::harness::Workload>(
+    w: &W,
+    args: &BenchArgs,
+    protos: &[&'static protocols::ProtocolInfo],
+    threads: &[usize],
+    duration: Duration,
+    warmup: Duration,
+) -> Result<ExitCode, UsageError> {
+    let machine = json!({
+        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+    });
+    println!("workload {} {}", w.name(), w.params());
+    println!(
+        "{:<14} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
+        "protocol", "thr", "txn/s", "abort/c", "p50 us", "p99 us", "vs nocc"
+    );
+    let mut rows = Vec::new();
+    let mut nocc: Vec<(usize, f64)> = Vec::new();
+    for info in protos {
+        for &t in threads {
+            let cfg = BenchConfig {
+                threads: t,
+                warmup,
+                duration,
+                seed: args.seed,
+                progress: !args.quiet,
+            };
+            let mut reps = Vec::with_capacity(args.reps);
+            for _ in 0..args.reps {
+                let r = protocols::with_protocol(
+                    info.name,
+                    Runner {
+                        workload: w,
+                        cfg: &cfg,
+                    },
+                )
+                .expect("validated protocol name")
+                .map_err(UsageError)?;
+                reps.push(r);
+            }
+            reps.sort_by(|a, b| a.committed_per_sec().total_cmp(&b.committed_per_sec()));
+            let tputs: Vec<f64> = reps.iter().map(|r| r.committed_per_sec()).collect();
+            let r = &reps[reps.len() / 2];
+            if info.name == "nocc" {
+                nocc.push((t, r.committed_per_sec()));
+            }
+            let vs = nocc
+                .iter()
+                .find(|(nt, _)| *nt == t)
+                .filter(|_| info.name != "nocc")
+                .map(|(_, n)| r.committed_per_sec() / n);
+            let reasons: Vec<String> = AbortReason::ALL
+                .iter()
+                .filter(|a| r.aborts[a.index()] > 0)
+                .map(|a| format!("{}={}", a.name(), r.aborts[a.index()]))
+                .collect();
+            println!(
+                "{:<14} {:>3} {:>12.0} {:>9.4} {:>9.1} {:>9.1} {:>8}  {}",
+                info.name,
+                t,
+                r.committed_per_sec(),
+                r.aborts_per_commit(),
+                r.latency_us(50.0),
+                r.latency_us(99.0),
+                vs.map(|v| format!("{:.2}x", v)).unwrap_or_default(),
+                reasons.join(" ")
+            );
+            let aborts: serde_json::Map<String, serde_json::Value> = AbortReason::ALL
+                .iter()
+                .map(|a| (a.name().to_string(), json!(r.aborts[a.index()])))
+                .collect();
+            rows.push(json!({
+                "workload": w.name(),
+                "protocol": info.name,
+                "isolation": info.isolation,
+                "threads": t,
+                "committed_per_sec": r.committed_per_sec(),
+                "aborts_per_commit": r.aborts_per_commit(),
+                "latency_p50_us": r.latency_us(50.0),
+                "latency_p99_us": r.latency_us(99.0),
+                "latency_p999_us": r.latency_us(99.9),
+                "committed": r.committed,
+                "rolled_back": r.rolled_back,
+                "aborts": aborts,
+                "elapsed_secs": r.elapsed.as_secs_f64(),
+                "load_secs": r.load_secs,
+                "relative_to_nocc": vs,
+                "reps_committed_per_sec": tputs,
+                "params": {
+                    "workload": w.params(),
+                    "threads": t,
+                    "seconds": duration.as_secs_f64(),
+                    "warmup": warmup.as_secs_f64(),
+                    "reps": args.reps,
+                    "seed": args.seed,
+                },
+                "machine": machine,
+            }));
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&rows).expect("serializable results");
+        std::fs::write(path, text + "\n")
+            .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

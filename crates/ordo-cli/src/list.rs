@@ -1,0 +1,20 @@
+//! `ordo list`.
+
+use crate::opts::WORKLOADS;
+
+pub fn run() {
+    println!("protocols:");
+    for p in ordo::protocols::all() {
+        println!(
+            "  {:<14} {:<18} {}  [{}]",
+            p.name,
+            format!("{:?}", p.isolation),
+            p.summary,
+            p.paper
+        );
+    }
+    println!("workloads:");
+    for (name, summary, paper) in WORKLOADS {
+        println!("  {name:<14} {summary}  [{paper}]");
+    }
+}

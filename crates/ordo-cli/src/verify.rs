@@ -1,0 +1,137 @@
+//! `ordo verify`: run with history recording on, check the history, report anomalies.
+
+use crate::opts::{self, Workload, WorkloadArgs};
+use crate::UsageError;
+use clap::Args;
+use ordo::check::AnomalyKind;
+use ordo::harness::{verify, Verified, VerifyConfig};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo_workloads::ycsb::YcsbConfig;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Protocols to verify, comma-separated.
+    #[arg(short = 'p', long)]
+    pub protocols: String,
+    /// Worker threads.
+    #[arg(short = 't', long, default_value = "2")]
+    pub threads: String,
+    /// Transactions to run (in total).
+    #[arg(long, default_value_t = 100_000)]
+    pub txns: u64,
+    /// Seed of the request generators.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write each recorded history (dbcop format) to FILE.<protocol>.json.
+    #[arg(long)]
+    pub history: Option<PathBuf>,
+}
+
+struct Runner<'a, W> {
+    workload: &'a W,
+    cfg: &'a VerifyConfig,
+}
+
+impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
+    type Output = Result<Verified, String>;
+    fn visit<P: Protocol>(self) -> Self::Output {
+        verify::run::<P, W>(self.workload, self.cfg)
+    }
+}
+
+/// Contended defaults for verification: few rows, high skew, half writes.
+fn defaults() -> YcsbConfig {
+    YcsbConfig {
+        rows: 1_000,
+        ops: 8,
+        read_ratio: 0.5,
+        theta: 0.9,
+        rmw: true,
+        ..YcsbConfig::default()
+    }
+}
+
+/// Whether `report` breaks what `isolation` promises.
+fn violates(isolation: Isolation, v: &Verified) -> bool {
+    let r = &v.report;
+    match isolation {
+        Isolation::Serializable => !r.is_serializable() || v.invariants.is_err(),
+        Isolation::SnapshotIsolation => [
+            AnomalyKind::G0,
+            AnomalyKind::G1a,
+            AnomalyKind::G1c,
+            AnomalyKind::GSingle,
+        ]
+        .iter()
+        .any(|k| r.has(*k)),
+        Isolation::ReadCommitted => [AnomalyKind::G0, AnomalyKind::G1a, AnomalyKind::G1c]
+            .iter()
+            .any(|k| r.has(*k)),
+        Isolation::None => false,
+    }
+}
+
+pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
+    let protos = opts::protocols(&args.protocols)?;
+    let threads = opts::threads(&args.threads)?;
+    if threads.len() != 1 {
+        return Err(UsageError("verify takes one thread count".into()));
+    }
+    if args.txns == 0 {
+        return Err(UsageError("--txns must be at least 1".into()));
+    }
+    let workload = args.workload.build(defaults())?;
+    let Workload::Ycsb(w) = &workload;
+    let cfg = VerifyConfig {
+        threads: threads[0],
+        txns: args.txns,
+        seed: args.seed,
+    };
+    let mut failed = false;
+    for info in protos {
+        let v = protocols::with_protocol(
+            info.name,
+            Runner {
+                workload: w,
+                cfg: &cfg,
+            },
+        )
+        .expect("validated protocol name")
+        .map_err(UsageError)?;
+        let bad = violates(info.isolation, &v);
+        failed |= bad;
+        println!(
+            "{:<14} promises {:<18} {}  => {}",
+            info.name,
+            format!("{:?}", info.isolation),
+            v.report.summary(),
+            if bad { "VIOLATED" } else { "ok" }
+        );
+        for a in v.report.anomalies.iter().take(5) {
+            println!("    {}", a.description);
+        }
+        if v.report.anomalies.len() > 5 {
+            println!("    … {} more", v.report.anomalies.len() - 5);
+        }
+        if let Err(e) = &v.invariants {
+            println!("    invariant violated: {e}");
+        }
+        if let Some(base) = &args.history {
+            let path = PathBuf::from(format!("{}.{}.json", base.display(), info.name));
+            let text = serde_json::to_string(&ordo::check::dbcop::to_dbcop_json(&v.history))
+                .expect("json");
+            std::fs::write(&path, text)
+                .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+            println!("    history written to {}", path.display());
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
