@@ -5,6 +5,7 @@
 
 use crate::storage::{ColumnSet, RowId, TableId};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// A record read, with the TID its copy was consistent with.
 #[derive(Clone, Copy, Debug)]
@@ -48,7 +49,33 @@ pub(super) struct WriteEntry {
 /// Past this many writes, own-write lookups go through a hash index instead of a linear scan.
 const LINEAR_MAX: usize = 16;
 
-type Hasher = foldhash::fast::FixedState;
+/// A multiplicative hasher for `(table, key)` pairs (keys are the program's own, so no flooding defence
+/// is needed, and SipHash would cost more than the lookup it saves).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(26) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type BuildKeyHasher = BuildHasherDefault<KeyHasher>;
 
 /// The three sets and the image buffer.
 #[derive(Default)]
@@ -59,7 +86,7 @@ pub(super) struct Sets {
     /// Row images of the write set, back to back.
     pub images: Vec<u64>,
     /// `(table, key)` → position in `writes`, maintained once `writes` outgrows [`LINEAR_MAX`].
-    index: HashMap<(TableId, u64), usize, Hasher>,
+    index: HashMap<(TableId, u64), usize, BuildKeyHasher>,
 }
 
 impl Sets {
