@@ -14,7 +14,7 @@ use crate::txn::{prefetch_declared, run_pieces, Program, Recorder, Tx, TxResult}
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
 pub mod nocc;
-// pub mod silo;
+pub mod silo;
 pub mod twopl;
 
 /// The isolation a protocol promises (what the checker holds it to).
@@ -120,7 +120,7 @@ registry!(
     twopl::TwoPl<twopl::NoWait>,
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
-    // silo::Silo,
+    silo::Silo,
 );
 
 /// The names of every protocol.
