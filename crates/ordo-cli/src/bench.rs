@@ -40,6 +40,10 @@ pub struct BenchArgs {
     /// No live progress line.
     #[arg(long)]
     pub quiet: bool,
+    /// Do not prefetch each transaction's declared records before running it (as testbeds such as
+    /// DBx1000 do not); applies to every protocol alike.
+    #[arg(long = "no-prefetch")]
+    pub no_prefetch: bool,
 }
 
 struct Runner<'a, W> {
@@ -111,6 +115,7 @@ fn run_all<W: ordo::harness::Workload>(
                 duration,
                 seed: args.seed,
                 progress: !args.quiet,
+                prefetch: !args.no_prefetch,
             };
             let mut reps = Vec::with_capacity(args.reps);
             for _ in 0..args.reps {
@@ -180,6 +185,8 @@ fn run_all<W: ordo::harness::Workload>(
                     "warmup": warmup.as_secs_f64(),
                     "reps": args.reps,
                     "seed": args.seed,
+                    "prefetch": !args.no_prefetch,
+                    "prefetch": !args.no_prefetch,
                 },
                 "machine": machine,
             }));

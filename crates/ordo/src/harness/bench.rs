@@ -1,13 +1,14 @@
 //! Closed-loop benchmark runs: warm-up, a measured interval, counts and latencies.
 //!
 //! Each worker thread loops: draw a program, run it to commit (retrying concurrency aborts with
-//! randomized backoff), record its latency (first attempt to commit, retries included). Only
+//! randomized backoff), record its latency (first attempt to commit, retries included; with
+//! `prefetch`, the prefetch of its declared records too). Only
 //! transactions that complete inside the measured interval count.
 
 use super::workload::Workload;
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::Database;
-use crate::txn::{AbortReason, Backoff, RetryPolicy};
+use crate::txn::{prefetch_declared, AbortReason, Backoff, RetryPolicy};
 use hdrhistogram::Histogram;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -22,6 +23,9 @@ pub struct BenchConfig {
     pub seed: u64,
     /// Print a live progress line on stderr (when it is a terminal).
     pub progress: bool,
+    /// Prefetch each program's declared records before executing it (see
+    /// [`crate::txn::prefetch_declared`]); off reproduces testbeds that do not (DBx1000).
+    pub prefetch: bool,
 }
 
 /// What one run measured.
@@ -101,9 +105,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
                 let (protocol, phase, progress) = (&protocol, &phase, &progress[t].0);
-                s.spawn(move || {
-                    worker_loop(protocol, workload, t as u32, cfg.seed, phase, progress)
-                })
+                s.spawn(move || worker_loop(protocol, workload, t as u32, cfg, phase, progress))
             })
             .collect();
         std::thread::sleep(cfg.warmup);
@@ -170,11 +172,12 @@ fn worker_loop<P: Protocol, W: Workload>(
     protocol: &P,
     workload: &W,
     thread: u32,
-    seed: u64,
+    cfg: &BenchConfig,
     phase: &AtomicU8,
     progress: &AtomicU64,
 ) -> WorkerResult {
     let mut worker = protocol.worker(thread, false);
+    let seed = cfg.seed;
     let mut gen = workload.generator(thread, seed);
     let mut program = workload.program();
     let mut backoff = Backoff::new(
@@ -194,6 +197,9 @@ fn worker_loop<P: Protocol, W: Workload>(
         }
         workload.next(&mut gen, &mut program);
         let start = Instant::now();
+        if cfg.prefetch {
+            prefetch_declared(&program, protocol.db());
+        }
         let mut aborts = [0u32; AbortReason::ALL.len()];
         let outcome = backoff.run(
             || protocol.execute(&mut worker, &mut program),

@@ -9,7 +9,7 @@
 //! Adding a protocol means writing its folder and adding one line to the `registry!` below.
 
 use crate::storage::Database;
-use crate::txn::{prefetch_declared, run_pieces, Program, Recorder, Tx, TxResult};
+use crate::txn::{run_pieces, Program, Recorder, Tx, TxResult};
 
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
@@ -83,7 +83,6 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// Runs `program` once, to commit or abort. Interactive protocols run its pieces in order inside one
     /// transaction (the default); protocols with their own execution model override this.
     fn execute<P: Program>(&self, worker: &mut Self::Worker, program: &mut P) -> TxResult<()> {
-        prefetch_declared(program, self.db());
         let mut tx = self.begin(worker);
         run_pieces(program, &mut tx)?;
         tx.commit()

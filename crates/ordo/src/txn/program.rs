@@ -147,8 +147,9 @@ pub trait Program {
 }
 
 /// Prefetches the records of every piece whose declaration does not depend on earlier pieces, so that a
-/// transaction's cache misses overlap instead of following one another. Protocols call it before
-/// executing; it changes nothing but timing.
+/// transaction's cache misses overlap instead of following one another. The benchmark harness calls it
+/// before [`crate::protocols::Protocol::execute`] (for every protocol alike, unless `--no-prefetch`);
+/// it changes nothing but timing.
 pub fn prefetch_declared<P: Program, M: Default + Send + Sync>(program: &P, db: &Database<M>) {
     thread_local! {
         static SCRATCH: std::cell::RefCell<(Vec<Access>, Vec<usize>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
