@@ -126,7 +126,7 @@ fn bench_prints_a_row_per_run_and_writes_json() {
 fn verify_exit_code_follows_the_promise() {
     // nocc promises nothing: anomalies are reported but the exit code is 0.
     let o = ordo(&[
-        "verify", "-p", "nocc", "-t", "2", "--txns", "20000", "--rows", "50",
+        "verify", "-p", "nocc", "-t", "2", "--txns", "60000", "--rows", "50",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("NOT serializable"));

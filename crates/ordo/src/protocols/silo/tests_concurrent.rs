@@ -155,15 +155,27 @@ fn concurrent_increments_are_never_lost() {
 
 #[test]
 fn count_then_insert_never_exceeds_the_limit() {
+    // The limit must hold on every attempt. The threads must also really race on at least one attempt
+    // (or the test proves nothing); on a saturated machine they may run one after another, so retry.
+    for _ in 0..5 {
+        if count_then_insert_attempt() > 0 {
+            return;
+        }
+    }
+    panic!("the threads never raced in 5 attempts");
+}
+
+/// One run of the count-then-insert race; checks the limit and returns the number of aborts.
+fn count_then_insert_attempt() -> u64 {
     let p: Silo = open_small();
     const LIMIT: usize = 4;
     const ROUNDS: u64 = 40;
-    static ABORTS: AtomicU64 = AtomicU64::new(0);
+    let aborts = AtomicU64::new(0);
     let range = |round: u64| (1000 * (round + 1), 1000 * (round + 1) + 999);
     let barrier = SpinBarrier::new(THREADS as usize);
     std::thread::scope(|s| {
         for id in 0..THREADS {
-            let (p, barrier) = (&p, &barrier);
+            let (p, barrier, aborts) = (&p, &barrier, &aborts);
             s.spawn(move || {
                 let mut w = p.worker(id, false);
                 let mut rng = SmallRng::seed_from_u64(100 + id as u64);
@@ -191,7 +203,7 @@ fn count_then_insert_never_exceeds_the_limit() {
                                 tx.commit()
                             },
                             |_| {
-                                ABORTS.fetch_add(1, Ordering::Relaxed);
+                                aborts.fetch_add(1, Ordering::Relaxed);
                             },
                         );
                         if let Err(a) = r {
@@ -211,7 +223,7 @@ fn count_then_insert_never_exceeds_the_limit() {
             "round {round}: the limit was reached and never exceeded"
         );
     }
-    assert!(ABORTS.load(Ordering::Relaxed) > 0, "the threads raced");
+    aborts.load(Ordering::Relaxed)
 }
 
 #[test]

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a lock wait may last before the waiter gives up (see the module docs).
-pub const WAIT_TIMEOUT: Duration = Duration::from_millis(20);
+pub const WAIT_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// What one worker publishes about its running transaction.
 #[derive(Debug, Default)]
