@@ -17,7 +17,6 @@ pub enum Zipf {
     },
     Gray {
         n: u64,
-        theta: f64,
         alpha: f64,
         zetan: f64,
         eta: f64,
@@ -49,7 +48,6 @@ impl Zipf {
             let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
             Zipf::Gray {
                 n,
-                theta,
                 alpha,
                 zetan,
                 eta,
@@ -69,7 +67,6 @@ impl Zipf {
             Zipf::Uniform { n } => rng.gen_range(0..*n),
             Zipf::Gray {
                 n,
-                theta: _,
                 alpha,
                 zetan,
                 eta,
