@@ -1,12 +1,12 @@
 //! `ordo bench`: throughput, aborts and latency per (protocol, threads), as a table and as JSON.
 
-use crate::opts::{self, Workload, WorkloadArgs};
+use crate::opts;
+use crate::workloads::{Purpose, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
 use ordo::protocols::{self, Protocol, ProtocolVisitor};
 use ordo::txn::AbortReason;
-use ordo_workloads::ycsb::YcsbConfig;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -82,19 +82,40 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             args.reps
         )));
     }
-    let workload = args.workload.build(YcsbConfig::default())?;
-    let Workload::Ycsb(w) = &workload;
-    run_all(w, &args, &protos, &threads, duration, warmup)
+    let workload = args.workload.build(Purpose::Bench)?;
+    workload.visit(AllRuns {
+        args: &args,
+        protos: &protos,
+        threads: &threads,
+        duration,
+        warmup,
+    })
 }
 
-fn run_all<W: ordo::harness::Workload>(
-    w: &W,
-    args: &BenchArgs,
-    protos: &[&'static protocols::ProtocolInfo],
-    threads: &[usize],
+/// Every (protocol, threads) run of one workload.
+struct AllRuns<'a> {
+    args: &'a BenchArgs,
+    protos: &'a [&'static protocols::ProtocolInfo],
+    threads: &'a [usize],
     duration: Duration,
     warmup: Duration,
-) -> Result<ExitCode, UsageError> {
+}
+
+impl WorkloadVisitor for AllRuns<'_> {
+    type Output = Result<ExitCode, UsageError>;
+    fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
+        run_all(w, self)
+    }
+}
+
+fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<ExitCode, UsageError> {
+    let AllRuns {
+        args,
+        protos,
+        threads,
+        duration,
+        warmup,
+    } = runs;
     let machine = json!({
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "os": std::env::consts::OS,
@@ -185,7 +206,6 @@ fn run_all<W: ordo::harness::Workload>(
                     "warmup": warmup.as_secs_f64(),
                     "reps": args.reps,
                     "seed": args.seed,
-                    "prefetch": !args.no_prefetch,
                     "prefetch": !args.no_prefetch,
                 },
                 "machine": machine,

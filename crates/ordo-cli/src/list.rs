@@ -1,6 +1,6 @@
 //! `ordo list`.
 
-use crate::opts::WORKLOADS;
+use crate::workloads::WORKLOADS;
 
 pub fn run() {
     println!("protocols:");

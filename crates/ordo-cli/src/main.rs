@@ -11,6 +11,7 @@ mod bench;
 mod list;
 mod opts;
 mod verify;
+mod workloads;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,12 +1,12 @@
 //! `ordo verify`: run with history recording on, check the history, report anomalies.
 
-use crate::opts::{self, Workload, WorkloadArgs};
+use crate::opts;
+use crate::workloads::{Purpose, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
-use ordo_workloads::ycsb::YcsbConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,18 +43,6 @@ impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
     }
 }
 
-/// Contended defaults for verification: few rows, high skew, half writes.
-fn defaults() -> YcsbConfig {
-    YcsbConfig {
-        rows: 1_000,
-        ops: 8,
-        read_ratio: 0.5,
-        theta: 0.9,
-        rmw: true,
-        ..YcsbConfig::default()
-    }
-}
-
 /// Whether `report` breaks what `isolation` promises.
 fn violates(isolation: Isolation, v: &Verified) -> bool {
     let r = &v.report;
@@ -84,24 +72,43 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
     if args.txns == 0 {
         return Err(UsageError("--txns must be at least 1".into()));
     }
-    let workload = args.workload.build(defaults())?;
-    let Workload::Ycsb(w) = &workload;
+    let workload = args.workload.build(Purpose::Verify)?;
     let cfg = VerifyConfig {
         threads: threads[0],
         txns: args.txns,
         seed: args.seed,
     };
+    workload.visit(Verifications {
+        args: &args,
+        protos: &protos,
+        cfg: &cfg,
+    })
+}
+
+/// Verifies every chosen protocol on one workload.
+struct Verifications<'a> {
+    args: &'a VerifyArgs,
+    protos: &'a [&'static protocols::ProtocolInfo],
+    cfg: &'a VerifyConfig,
+}
+
+impl WorkloadVisitor for Verifications<'_> {
+    type Output = Result<ExitCode, UsageError>;
+    fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
+        verify_all(w, self)
+    }
+}
+
+fn verify_all<W: ordo::harness::Workload>(
+    w: &W,
+    v: Verifications<'_>,
+) -> Result<ExitCode, UsageError> {
+    let Verifications { args, protos, cfg } = v;
     let mut failed = false;
-    for info in protos {
-        let v = protocols::with_protocol(
-            info.name,
-            Runner {
-                workload: w,
-                cfg: &cfg,
-            },
-        )
-        .expect("validated protocol name")
-        .map_err(UsageError)?;
+    for &info in protos {
+        let v = protocols::with_protocol(info.name, Runner { workload: w, cfg })
+            .expect("validated protocol name")
+            .map_err(UsageError)?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
         println!(

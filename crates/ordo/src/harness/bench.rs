@@ -1,14 +1,15 @@
 //! Closed-loop benchmark runs: warm-up, a measured interval, counts and latencies.
 //!
-//! Each worker thread loops: draw a program, run it to commit (retrying concurrency aborts with
-//! randomized backoff), record its latency (first attempt to commit, retries included; with
-//! `prefetch`, the prefetch of its declared records too). Only
-//! transactions that complete inside the measured interval count.
+//! Each worker thread hands the protocol a [`RequestSource`] and lets it run its own loop
+//! ([`Protocol::run_worker`]; by default: draw a program, run it to commit, retrying concurrency aborts
+//! with randomized backoff). Latency runs from hand-out to commit, retries included (with `prefetch`,
+//! the prefetch of its declared records too). Only transactions that start and complete inside the
+//! measured interval count.
 
 use super::workload::Workload;
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::Database;
-use crate::txn::{prefetch_declared, AbortReason, Backoff, RetryPolicy};
+use crate::txn::{prefetch_declared, Abort, AbortReason, RequestSource, Ticket};
 use hdrhistogram::Histogram;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -168,6 +169,69 @@ struct WorkerResult {
     latency: Histogram<u64>,
 }
 
+/// A benchmark worker's [`RequestSource`]: draws programs from the workload's generator until the
+/// run stops, and counts only what happens inside the measured interval.
+struct BenchSource<'a, W: Workload, M> {
+    workload: &'a W,
+    gen: W::Gen,
+    db: &'a Database<M>,
+    prefetch: bool,
+    phase: &'a AtomicU8,
+    progress: &'a AtomicU64,
+    seed: u64,
+    r: WorkerResult,
+}
+
+impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W, M> {
+    type Program = W::Program;
+
+    fn program(&self) -> W::Program {
+        self.workload.program()
+    }
+
+    fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
+        let ph = self.phase.load(Ordering::Acquire);
+        if ph == STOP {
+            return None;
+        }
+        self.workload.next(&mut self.gen, program);
+        let started = Instant::now();
+        if self.prefetch {
+            prefetch_declared(program, self.db);
+        }
+        Some(Ticket {
+            started,
+            tag: ph as u64,
+        })
+    }
+
+    fn aborted(&mut self, reason: AbortReason) {
+        if self.phase.load(Ordering::Acquire) == MEASURE {
+            self.r.aborts[reason.index()] += 1;
+        }
+    }
+
+    fn finished(&mut self, ticket: Ticket, outcome: Result<(), Abort>) {
+        // Count only transactions that started and finished inside the measured interval.
+        if ticket.tag != MEASURE as u64 || self.phase.load(Ordering::Acquire) != MEASURE {
+            return;
+        }
+        match outcome {
+            Ok(()) => {
+                self.r.committed += 1;
+                let ns = ticket.started.elapsed().as_nanos() as u64;
+                let _ = self.r.latency.record(ns.max(1));
+                self.progress.store(self.r.committed, Ordering::Relaxed);
+            }
+            Err(_) => self.r.rolled_back += 1,
+        }
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
 fn worker_loop<P: Protocol, W: Workload>(
     protocol: &P,
     workload: &W,
@@ -177,52 +241,21 @@ fn worker_loop<P: Protocol, W: Workload>(
     progress: &AtomicU64,
 ) -> WorkerResult {
     let mut worker = protocol.worker(thread, false);
-    let seed = cfg.seed;
-    let mut gen = workload.generator(thread, seed);
-    let mut program = workload.program();
-    let mut backoff = Backoff::new(
-        RetryPolicy::default(),
-        seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    );
-    let mut r = WorkerResult {
-        committed: 0,
-        rolled_back: 0,
-        aborts: [0; AbortReason::ALL.len()],
-        latency: new_histogram(),
+    let mut source = BenchSource {
+        workload,
+        gen: workload.generator(thread, cfg.seed),
+        db: protocol.db(),
+        prefetch: cfg.prefetch,
+        phase,
+        progress,
+        seed: cfg.seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        r: WorkerResult {
+            committed: 0,
+            rolled_back: 0,
+            aborts: [0; AbortReason::ALL.len()],
+            latency: new_histogram(),
+        },
     };
-    loop {
-        let ph = phase.load(Ordering::Acquire);
-        if ph == STOP {
-            break;
-        }
-        workload.next(&mut gen, &mut program);
-        let start = Instant::now();
-        if cfg.prefetch {
-            prefetch_declared(&program, protocol.db());
-        }
-        let mut aborts = [0u32; AbortReason::ALL.len()];
-        let outcome = backoff.run(
-            || protocol.execute(&mut worker, &mut program),
-            |a| aborts[a.reason.index()] += 1,
-        );
-        // Count only transactions that started and finished inside the measured interval.
-        if ph == MEASURE && phase.load(Ordering::Acquire) == MEASURE {
-            for (t, a) in r.aborts.iter_mut().zip(aborts) {
-                *t += a as u64;
-            }
-            match outcome {
-                Ok(_) => {
-                    r.committed += 1;
-                    let _ = r.latency.record((start.elapsed().as_nanos() as u64).max(1));
-                    progress.store(r.committed, Ordering::Relaxed);
-                }
-                Err(a) => {
-                    r.rolled_back += 1;
-                    // The final abort was counted above by reason; it is not a retry.
-                    r.aborts[a.reason.index()] -= 1;
-                }
-            }
-        }
-    }
-    r
+    protocol.run_worker(&mut worker, &mut source);
+    source.r
 }

@@ -3,7 +3,8 @@
 use super::workload::Workload;
 use crate::check::{self, History, Report};
 use crate::protocols::Protocol;
-use crate::txn::{Backoff, RetryPolicy};
+use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
+use std::time::Instant;
 
 /// How to run a verification.
 #[derive(Clone, Debug)]
@@ -33,14 +34,13 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
                 let protocol = &protocol;
                 s.spawn(move || {
                     let mut worker = protocol.worker(t as u32, true);
-                    let mut gen = workload.generator(t as u32, cfg.seed);
-                    let mut program = workload.program();
-                    let mut backoff =
-                        Backoff::new(RetryPolicy::default(), cfg.seed.wrapping_add(t as u64 + 1));
-                    for _ in 0..per_thread {
-                        workload.next(&mut gen, &mut program);
-                        let _ = backoff.run(|| protocol.execute(&mut worker, &mut program), |_| {});
-                    }
+                    let mut source = CountedSource {
+                        workload,
+                        gen: workload.generator(t as u32, cfg.seed),
+                        left: per_thread,
+                        seed: cfg.seed.wrapping_add(t as u64 + 1),
+                    };
+                    protocol.run_worker(&mut worker, &mut source);
                     P::recorder(&mut worker).take()
                 })
             })
@@ -57,4 +57,35 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
         report,
         invariants,
     })
+}
+
+/// Hands out a fixed number of the workload's transactions.
+struct CountedSource<'a, W: Workload> {
+    workload: &'a W,
+    gen: W::Gen,
+    left: u64,
+    seed: u64,
+}
+
+impl<W: Workload> RequestSource for CountedSource<'_, W> {
+    type Program = W::Program;
+    fn program(&self) -> W::Program {
+        self.workload.program()
+    }
+    fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        self.workload.next(&mut self.gen, program);
+        Some(Ticket {
+            started: Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, _: AbortReason) {}
+    fn finished(&mut self, _: Ticket, _: Result<(), Abort>) {}
+    fn seed(&self) -> u64 {
+        self.seed
+    }
 }

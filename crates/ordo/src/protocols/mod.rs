@@ -9,7 +9,9 @@
 //! Adding a protocol means writing its folder and adding one line to the `registry!` below.
 
 use crate::storage::Database;
-use crate::txn::{run_pieces, Program, Recorder, Tx, TxResult};
+use crate::txn::{
+    run_pieces, Backoff, Program, Recorder, RequestSource, RetryPolicy, Tx, TxResult,
+};
 
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
@@ -86,6 +88,30 @@ pub trait Protocol: Sized + Send + Sync + 'static {
         let mut tx = self.begin(worker);
         run_pieces(program, &mut tx)?;
         tx.commit()
+    }
+
+    /// A worker thread's loop: pulls transactions from `requests` until it runs dry and reports how
+    /// each ended. The default runs one transaction at a time through [`Protocol::execute`], retrying
+    /// concurrency aborts with randomized exponential backoff. Protocols with their own execution
+    /// model (a TxnQueue with many transactions in flight, a sequencer) override it.
+    fn run_worker<R: RequestSource>(&self, worker: &mut Self::Worker, requests: &mut R) {
+        let mut backoff = Backoff::new(RetryPolicy::default(), requests.seed());
+        let mut program = requests.program();
+        while let Some(ticket) = requests.next(&mut program) {
+            let mut attempt = 0;
+            let outcome = loop {
+                attempt += 1;
+                match self.execute(worker, &mut program) {
+                    Ok(()) => break Ok(()),
+                    Err(a) if a.is_retryable() => {
+                        requests.aborted(a.reason);
+                        backoff.wait(attempt);
+                    }
+                    Err(a) => break Err(a),
+                }
+            };
+            requests.finished(ticket, outcome);
+        }
     }
 }
 

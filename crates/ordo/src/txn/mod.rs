@@ -6,9 +6,12 @@ pub mod error;
 pub mod program;
 pub mod record;
 pub mod retry;
+pub mod source;
+pub mod wait;
 
 pub use api::Tx;
 pub use error::{Abort, AbortReason, TxResult};
 pub use program::{prefetch_declared, run_pieces, Access, AccessKind, Program, Target};
 pub use record::{Recorder, TxnIds};
 pub use retry::{Backoff, RetryPolicy};
+pub use source::{RequestSource, Ticket};

@@ -134,6 +134,7 @@ fn wait_slow(
     timeout_reason: AbortReason,
     on_conflict: &mut dyn FnMut(u64, u32) -> Result<(), AbortReason>,
 ) -> Result<(), AbortReason> {
+    let _waiting = crate::txn::wait::blocked();
     let backoff = Backoff::new();
     let start = Instant::now();
     let mut round = 1u32;

@@ -1,0 +1,44 @@
+//! The stream of transactions a worker thread runs, seen from the protocol's side.
+//!
+//! Execution models differ (DESIGN.md, "Threads and execution"): interactive protocols run one
+//! transaction at a time to commit, retrying aborts ([`crate::protocols::Protocol::run_worker`]'s
+//! default); VLL's TxnQueue loop keeps several transactions in flight per thread and admits new ones
+//! only while few are blocked; Calvin's clients hand requests to a sequencer. So the harness does not
+//! impose one loop: it hands each worker thread a [`RequestSource`] and the protocol pulls from it.
+//!
+//! The source owns measurement. It stamps each request with a [`Ticket`] when it hands it out and is
+//! told how each ended ([`RequestSource::finished`]) and of every retried abort on the way
+//! ([`RequestSource::aborted`]), so latency and abort counts mean the same under every protocol:
+//! latency runs from the hand-out to the commit, retries included.
+
+use super::error::{Abort, AbortReason};
+use super::program::Program;
+use std::time::Instant;
+
+/// A request handed out by a [`RequestSource`]: when, and an opaque tag of the source.
+#[derive(Clone, Copy, Debug)]
+pub struct Ticket {
+    pub started: Instant,
+    pub tag: u64,
+}
+
+/// Where a worker thread's transactions come from, and where their outcomes go.
+pub trait RequestSource {
+    type Program: Program + Send;
+
+    /// A new, empty program (a protocol that keeps several transactions in flight holds several).
+    fn program(&self) -> Self::Program;
+
+    /// Fills `program` with the next transaction, or `None` once the run is over: stop asking, finish
+    /// (or abandon) what is in flight, and return.
+    fn next(&mut self, program: &mut Self::Program) -> Option<Ticket>;
+
+    /// One attempt of a transaction aborted for `reason` and will be retried.
+    fn aborted(&mut self, reason: AbortReason);
+
+    /// A transaction ended: committed (`Ok`), or aborted for good (its own logic, or a retry limit).
+    fn finished(&mut self, ticket: Ticket, outcome: Result<(), Abort>);
+
+    /// A seed for this worker's randomness (retry backoff jitter), distinct per worker.
+    fn seed(&self) -> u64;
+}
