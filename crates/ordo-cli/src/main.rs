@@ -38,6 +38,7 @@ enum Command {
 }
 
 /// A one-line error for the user; exit code 2.
+#[derive(Debug)]
 pub struct UsageError(pub String);
 
 fn main() -> ExitCode {
