@@ -125,6 +125,10 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         assert_eq!(r["protocol"], "nocc");
         assert!(r["committed_per_sec"].as_f64().unwrap() > 0.0);
         assert_eq!(r["params"]["workload"]["rows"], 2000);
+        assert!(
+            r.get("sweep").is_some_and(|s| s.is_null()),
+            "no sweep: null"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -117,8 +117,11 @@ impl WorkloadArgs {
                     (label, one)
                 })
                 .collect(),
-            // A workload whose options take no lists is one point. (A workload with a `sweep`
-            // of its own gets an arm like ycsb's above.)
+            // A workload with a `sweep` of its own gets an arm like ycsb's above, e.g. for a
+            // `TpccArgs::sweep(&self) -> Vec<(String, TpccArgs)>` (labels "warehouses=4"):
+            //     "tpcc" => self.tpcc.sweep().into_iter().map(|(label, tpcc)| {
+            //         let mut one = self.clone(); one.tpcc = tpcc; (label, one) }).collect(),
+            // A workload whose options take no lists is one point.
             _ => vec![(String::new(), self.clone())],
         };
         labelled
