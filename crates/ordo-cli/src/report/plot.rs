@@ -80,7 +80,7 @@ fn short(v: f64) -> String {
     }
 }
 
-/// The SVG text of `figure`; `colours` gives each protocol's colour index.
+/// The SVG text of `figure`; `colour_of` gives each protocol's colour index (see [`colour`]).
 pub fn svg(
     figure: &Figure,
     title: &str,
