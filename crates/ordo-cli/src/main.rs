@@ -4,12 +4,14 @@
 //! ordo list
 //! ordo bench  -w ycsb -p 2pl-nowait,silo,nocc -t 1,2 --seconds 5 [workload options] [--json FILE]
 //! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [--history FILE]
+//! ordo report results.json [more.json ...] -o DIR
 //! ```
 //! Usage errors (unknown names, invalid values) print one line and exit with code 2.
 
 mod bench;
 mod list;
 mod opts;
+mod report;
 mod verify;
 mod workloads;
 
@@ -35,9 +37,12 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run a workload with history recording on and check the history for anomalies.
     Verify(verify::VerifyArgs),
+    /// Draw figures (SVG) and an HTML page from `ordo bench --json` results.
+    Report(report::ReportArgs),
 }
 
 /// A one-line error for the user; exit code 2.
+#[derive(Debug)]
 pub struct UsageError(pub String);
 
 fn main() -> ExitCode {
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         }
         Command::Bench(args) => bench::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(code) => code,
