@@ -7,6 +7,7 @@
 
 pub mod inspect;
 pub mod ledger;
+pub mod sibench;
 pub mod smallbank;
 pub mod ycsb;
 pub mod zipf;

@@ -5,6 +5,7 @@
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig, Workload};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo_workloads::sibench::{SiBench, SiBenchConfig};
 use ordo_workloads::smallbank::{SmallBank, SmallBankConfig};
 
 struct Run<'a, W> {
@@ -111,4 +112,29 @@ fn smallbank_is_serializable_and_conserves_money_under_every_serializable_protoc
 fn smallbank_under_nocc_loses_money_or_serializability() {
     let seen = nocc_breaks(&smallbank_hot(), 40_000);
     assert!(!seen.is_empty(), "nocc never broke SmallBank");
+}
+
+#[test]
+fn sibench_is_serializable_and_counts_every_update_under_every_serializable_protocol() {
+    for (items, queries) in [(10, 1), (100, 10)] {
+        let w = SiBench::new(SiBenchConfig {
+            items,
+            queries,
+            updates: 1,
+        })
+        .unwrap();
+        serializable_everywhere(&w, 5_000, 1_000);
+    }
+}
+
+#[test]
+fn sibench_under_nocc_loses_updates_or_serializability() {
+    let w = SiBench::new(SiBenchConfig {
+        items: 10,
+        queries: 1,
+        updates: 1,
+    })
+    .unwrap();
+    let seen = nocc_breaks(&w, 40_000);
+    assert!(!seen.is_empty(), "nocc never broke sibench");
 }
