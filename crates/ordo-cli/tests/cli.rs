@@ -59,6 +59,9 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "sibench", "--query-ratio", "0:0"],
         vec!["bench", "-w", "sibench", "--customers", "10"],
         vec!["verify", "-p", "nocc", "-w", "smallbank", "--theta", "0.5"],
+        vec!["bench", "-w", "tatp", "--subscribers", "0"],
+        vec!["bench", "-w", "tatp", "--subscribers", "-5"],
+        vec!["bench", "-w", "tatp", "--items", "10"],
     ];
     for mut args in cases {
         if args[0] == "bench" {
@@ -160,7 +163,7 @@ fn verify_exit_code_follows_the_promise() {
 
 #[test]
 fn every_workload_verifies_under_every_serializable_protocol() {
-    for w in ["smallbank", "sibench"] {
+    for w in ["smallbank", "sibench", "tatp"] {
         assert!(
             String::from_utf8_lossy(&ordo(&["list"]).stdout).contains(w),
             "`ordo list` lacks {w}"

@@ -9,5 +9,6 @@ pub mod inspect;
 pub mod ledger;
 pub mod sibench;
 pub mod smallbank;
+pub mod tatp;
 pub mod ycsb;
 pub mod zipf;

@@ -7,6 +7,7 @@ use ordo::harness::{verify, Verified, VerifyConfig, Workload};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
 use ordo_workloads::sibench::{SiBench, SiBenchConfig};
 use ordo_workloads::smallbank::{SmallBank, SmallBankConfig};
+use ordo_workloads::tatp::{Tatp, TatpConfig};
 
 struct Run<'a, W> {
     workload: &'a W,
@@ -137,4 +138,12 @@ fn sibench_under_nocc_loses_updates_or_serializability() {
     .unwrap();
     let seen = nocc_breaks(&w, 40_000);
     assert!(!seen.is_empty(), "nocc never broke sibench");
+}
+
+#[test]
+fn tatp_is_serializable_and_keeps_its_integrity_under_every_serializable_protocol() {
+    // 100 subscribers (NURand A = 7): UpdateLocation and the call-forwarding inserts and deletes meet
+    // GetSubscriberData and GetNewDestination on the same few rows.
+    let w = Tatp::new(TatpConfig { subscribers: 100 }).unwrap();
+    serializable_everywhere(&w, 20_000, 2_000);
 }

@@ -8,6 +8,7 @@ use clap::Args;
 
 pub mod sibench;
 pub mod smallbank;
+pub mod tatp;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
@@ -26,6 +27,11 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "sibench",
         "full-table min query vs single-row increments, I rows",
         "Cahill thesis 2009 §5.2",
+    ),
+    (
+        "tatp",
+        "telecom HLR: 7 transactions, 80/20 read/write, NURand subscribers",
+        "Neuvonen et al. TATP 2009; as run in DIBS",
     ),
 ];
 
@@ -50,6 +56,8 @@ pub struct WorkloadArgs {
     pub smallbank: smallbank::SmallBankArgs,
     #[command(flatten)]
     pub sibench: sibench::SiBenchArgs,
+    #[command(flatten)]
+    pub tatp: tatp::TatpArgs,
 }
 
 /// A workload ready to run.
@@ -57,6 +65,7 @@ pub enum Workload {
     Ycsb(ordo_workloads::ycsb::Ycsb),
     SmallBank(ordo_workloads::smallbank::SmallBank),
     SiBench(ordo_workloads::sibench::SiBench),
+    Tatp(ordo_workloads::tatp::Tatp),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -72,6 +81,7 @@ impl Workload {
             Workload::Ycsb(w) => v.visit(w),
             Workload::SmallBank(w) => v.visit(w),
             Workload::SiBench(w) => v.visit(w),
+            Workload::Tatp(w) => v.visit(w),
         }
     }
 }
@@ -84,6 +94,7 @@ impl WorkloadArgs {
             "ycsb" => Ok(Workload::Ycsb(self.ycsb.build(purpose)?)),
             "smallbank" => Ok(Workload::SmallBank(self.smallbank.build(purpose)?)),
             "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
+            "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
@@ -113,6 +124,7 @@ impl WorkloadArgs {
             ("ycsb", ycsb),
             ("smallbank", self.smallbank.given()),
             ("sibench", self.sibench.given()),
+            ("tatp", self.tatp.given()),
         ];
         for (owner, option) in given {
             if let Some(option) = option {
