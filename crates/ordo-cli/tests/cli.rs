@@ -57,6 +57,8 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "sibench", "--items", "0"],
         vec!["bench", "-w", "sibench", "--query-ratio", "10"],
         vec!["bench", "-w", "sibench", "--query-ratio", "0:0"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "4294967295:1"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "99999999999:1"],
         vec!["bench", "-w", "sibench", "--customers", "10"],
         vec!["verify", "-p", "nocc", "-w", "smallbank", "--theta", "0.5"],
         vec!["bench", "-w", "tatp", "--subscribers", "0"],

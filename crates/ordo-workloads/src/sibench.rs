@@ -70,6 +70,12 @@ impl SiBenchConfig {
         if self.queries == 0 && self.updates == 0 {
             return Err("--query-ratio 0:0 leaves no transactions to run".into());
         }
+        if self.queries.checked_add(self.updates).is_none() {
+            return Err(format!(
+                "--query-ratio {}:{} is too large: give a ratio in smaller numbers",
+                self.queries, self.updates
+            ));
+        }
         Ok(())
     }
 }
@@ -107,6 +113,14 @@ pub struct SiBenchTxn {
     /// The query's answer: the id with the smallest value.
     pub answer: u64,
     ledger: Entry,
+}
+
+impl SiBenchTxn {
+    /// Makes this program the query (`None`) or the update of row `id`, for generator thread `thread`.
+    pub fn set(&mut self, update: Option<u64>, thread: u32) {
+        self.ledger.settle(thread);
+        self.update = update;
+    }
 }
 
 impl Program for SiBenchTxn {
@@ -197,9 +211,9 @@ impl Workload for SiBench {
         }
     }
     fn next(&self, g: &mut SiBenchGen, p: &mut SiBenchTxn) {
-        p.ledger.settle(g.thread);
         let (q, u) = (self.cfg.queries, self.cfg.updates);
-        p.update = (g.rng.gen_range(0..q + u) >= q).then(|| g.rng.gen_range(0..self.cfg.items));
+        let update = (g.rng.gen_range(0..q + u) >= q).then(|| g.rng.gen_range(0..self.cfg.items));
+        p.set(update, g.thread);
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
         let mut buf = Vec::new();
@@ -250,6 +264,11 @@ mod tests {
                 updates: 0,
                 ..SiBenchConfig::default()
             },
+            SiBenchConfig {
+                queries: u32::MAX,
+                updates: 1,
+                ..SiBenchConfig::default()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }
@@ -290,12 +309,10 @@ mod tests {
         let mut prog = w.program();
         // Raise every row but 3 once: row 3 keeps the smallest value.
         for id in [0, 1, 2, 4, 0] {
-            prog.ledger.settle(0);
-            prog.update = Some(id);
+            prog.set(Some(id), 0);
             p.execute(&mut worker, &mut prog).unwrap();
         }
-        prog.ledger.settle(0);
-        prog.update = None;
+        prog.set(None, 0);
         p.execute(&mut worker, &mut prog).unwrap();
         assert_eq!(prog.answer, 3);
         assert_eq!(w.updates_committed(), 5);

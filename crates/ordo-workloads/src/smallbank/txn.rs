@@ -11,6 +11,12 @@
 //! | TS    | 0 lookup · 1 `saving[ID] += V` (rolls back if negative)                            |
 //! | Amg   | 0 lookup N1 · 1 lookup N2 · 2 `saving[ID1] = 0` · 3 `checking[ID1] = 0` · 4 `checking[ID2] += both` |
 //! | WC    | 0 lookup · 1 read `saving[ID]` · 2 `checking[ID] -= V` (or `V + 1` if savings + checking < V) |
+//!
+//! Amalgamate touches the rows in the thesis's order (N1's savings, N1's checking, N2's checking) with the
+//! same read and write sets; each read of a row it then writes is one read-modify-write. Its N2 update
+//! *adds* N1's funds, as §2.8.3 defines it ("increases the checking balance for N2 by the sum"); the
+//! Berkeley DB listing of §5.1.1 writes `checking.put(ID2, savings(ID1) + checking(ID1))`, which would
+//! drop N2's own balance — money conservation needs the definition, not the listing's shorthand.
 
 use super::{ACCOUNT, BALANCE, CHECKING, CUSTID, SAVING};
 use crate::ledger::Entry;
