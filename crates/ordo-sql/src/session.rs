@@ -183,7 +183,7 @@ impl Drop for Session {
 
 /// A unit of work for the session thread.
 enum Item {
-    Stmt(Statement),
+    Stmt(Box<Statement>),
     Failed(SqlError),
     /// The end of a request: send the reply.
     End,
@@ -210,7 +210,9 @@ impl Conn {
             Request::Checkpoint => Some(Item::Checkpoint),
             Request::Sql(text) => {
                 match parse(&text) {
-                    Ok(stmts) => self.pending.extend(stmts.into_iter().map(Item::Stmt)),
+                    Ok(stmts) => self
+                        .pending
+                        .extend(stmts.into_iter().map(|s| Item::Stmt(Box::new(s)))),
                     Err(e) => self.pending.push_back(Item::Failed(e)),
                 }
                 self.pending.push_back(Item::End);
@@ -277,7 +279,7 @@ enum Kind {
     /// Runs no transaction (SET, PREPARE, DEALLOCATE).
     Local,
     /// DML or a query (possibly through EXECUTE), with its parameters.
-    Dml(Statement, Vec<Datum>),
+    Dml(Box<Statement>, Vec<Datum>),
 }
 
 fn classify(stmt: &Statement, prepared: &HashMap<String, Statement>) -> SqlResult<Kind> {
@@ -307,9 +309,9 @@ fn classify(stmt: &Statement, prepared: &HashMap<String, Statement>) -> SqlResul
                 .iter()
                 .map(engine::constant)
                 .collect::<SqlResult<_>>()?;
-            Kind::Dml(inner.clone(), params)
+            Kind::Dml(Box::new(inner.clone()), params)
         }
-        other => Kind::Dml(other.clone(), Vec::new()),
+        other => Kind::Dml(Box::new(other.clone()), Vec::new()),
     })
 }
 
@@ -398,7 +400,7 @@ fn session_main<P: Protocol>(
 }
 
 /// A statement outside a transaction block.
-fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Statement) {
+fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Box<Statement>) {
     let kind = match classify(&stmt, &conn.prepared) {
         Ok(k) => k,
         Err(e) => {
