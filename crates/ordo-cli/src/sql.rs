@@ -30,7 +30,7 @@ fn print(reply: &Reply) -> u8 {
     let mut worst = 0;
     for r in &reply.results {
         match &r.result {
-            Ok(Output::Rows(rs)) => print!("{}", ordo_sql::format::table(rs, " | ")),
+            Ok(Output::Rows(rs)) => print!("{}", ordo_sql::format::psql_table(rs)),
             Ok(Output::Command(tag)) => println!("{tag}"),
             Err(e) => {
                 eprintln!("ERROR:  {} (SQLSTATE {})", e.message, e.code);

@@ -11,8 +11,18 @@
 use crate::exec::ResultSet;
 use crate::value::Datum;
 
-/// Renders `rs`; `sep` is the column separator (`|` for isolationtester, ` | ` for psql).
-pub fn table(rs: &ResultSet, sep: &str) -> String {
+/// Renders `rs` as isolationtester does (cells side by side, `|` between them).
+pub fn table(rs: &ResultSet) -> String {
+    render(rs, "")
+}
+
+/// Renders `rs` as psql does (one space of padding around every cell).
+pub fn psql_table(rs: &ResultSet) -> String {
+    render(rs, " ")
+}
+
+fn render(rs: &ResultSet, pad: &str) -> String {
+    let sep = format!("{pad}|{pad}");
     let cells: Vec<Vec<String>> = rs
         .rows
         .iter()
@@ -45,11 +55,14 @@ pub fn table(rs: &ResultSet, sep: &str) -> String {
             format!("{}{}{}", " ".repeat(left), c, " ".repeat(pad - left))
         })
         .collect();
-    out.push_str(head.join(sep).trim_end());
+    out.push_str(pad);
+    out.push_str(head.join(&sep).trim_end());
     out.push('\n');
-    let dash_sep = sep.replace('|', "+").replace(' ', "-");
-    let dashes: Vec<String> = width.iter().map(|&w| "-".repeat(w)).collect();
-    out.push_str(&dashes.join(&dash_sep));
+    let dashes: Vec<String> = width
+        .iter()
+        .map(|&w| "-".repeat(w + 2 * pad.len()))
+        .collect();
+    out.push_str(&dashes.join("+"));
     out.push('\n');
     for r in &cells {
         let line: Vec<String> = r
@@ -63,7 +76,8 @@ pub fn table(rs: &ResultSet, sep: &str) -> String {
                 }
             })
             .collect();
-        out.push_str(line.join(sep).trim_end());
+        out.push_str(pad);
+        out.push_str(line.join(&sep).trim_end());
         out.push('\n');
     }
     let k = rs.rows.len();

@@ -339,7 +339,7 @@ fn end_text(e: &TxnEnd) -> String {
 fn results_text(out: &mut String, results: &[StmtResult]) {
     for r in results {
         match &r.result {
-            Ok(Output::Rows(rs)) => out.push_str(&format::table(rs, "|")),
+            Ok(Output::Rows(rs)) => out.push_str(&format::table(rs)),
             Ok(Output::Command(_)) => {}
             Err(e) => {
                 let _ = writeln!(out, "ERROR:  {}", e.message);
