@@ -95,9 +95,10 @@ mod tests {
             columns: vec!["id".into(), "balance".into()],
             rows: vec![vec![Datum::Int(1), Datum::Int(100)]],
         };
+        assert_eq!(table(&rs), "id|balance\n--+-------\n 1|    100\n(1 row)\n");
         assert_eq!(
-            table(&rs, "|"),
-            "id|balance\n--+-------\n 1|    100\n(1 row)\n"
+            psql_table(&rs),
+            " id | balance\n----+---------\n  1 |     100\n(1 row)\n"
         );
     }
 }
