@@ -215,7 +215,13 @@ fn a_lock_wait_is_visible_to_the_driver() {
     ok(&a, "BEGIN; UPDATE t SET v = 1 WHERE k = 1");
     // b began first, so it is the older transaction: under wait-die it waits for a instead of dying.
     b.send("UPDATE t SET v = 2 WHERE k = 1");
+    // Only a failure bound: the wait itself is observed, not timed.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !b.observer().is_waiting() {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "b never reported its lock wait"
+        );
         std::thread::yield_now();
     }
     assert!(b.try_reply().is_none());
