@@ -7,16 +7,18 @@
 //! with [`blocked`]:
 //!
 //! ```ignore
-//! let _waiting = ordo::txn::wait::blocked();   // observer count +1 until the guard drops
-//! while !lock.try_acquire() { backoff.snooze(); }
+//! let waiting = ordo::txn::wait::blocked();   // observer count +1 until the guard drops
+//! while !lock.try_acquire() { backoff.snooze(); waiting.round(); }
 //! ```
 //!
 //! An observer [`observe`]s a thread by installing a [`WaitObserver`] in it; other threads read
-//! [`WaitObserver::is_waiting`]. A protocol whose wait re-examines its condition in rounds (retry the
-//! lock, re-run deadlock detection) calls [`Blocked::round`] once per round, so an observer can tell a
-//! wait that is *settled* — it re-examined its condition after everything else stopped and is still
-//! blocked — from one that is about to end ([`WaitObserver::rounds`]). On threads with no observer (every benchmark thread) [`blocked`] costs
-//! one thread-local read, and it is only called on the slow path of a wait.
+//! [`WaitObserver::is_waiting`]. Each time the wait re-examines its condition (retries the lock,
+//! re-runs deadlock detection) the protocol calls [`Blocked::round`], so an observer can tell a wait
+//! that is *settled* — it re-examined its condition after everything else stopped and is still
+//! blocked — from one that is about to end ([`WaitObserver::rounds`]). Every protocol that marks waits
+//! must report rounds: the spec runner (`ordo-sql`) counts a blocked session as settled only after it
+//! reported some rounds since the last change. On threads with no observer (every benchmark thread)
+//! [`blocked`] costs one thread-local read, and it is only called on the slow path of a wait.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
