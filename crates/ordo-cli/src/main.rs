@@ -5,6 +5,8 @@
 //! ordo bench  -w ycsb -p 2pl-nowait,silo,nocc -t 1,2 --seconds 5 [workload options] [--json FILE]
 //! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [--history FILE]
 //! ordo report results.json [more.json ...] -o DIR
+//! ordo sql    [--protocol P] [-c SQL]
+//! ordo spec   FILE [--protocol P] [--json]
 //! ```
 //! Usage errors (unknown names, invalid values) print one line and exit with code 2.
 
@@ -12,6 +14,8 @@ mod bench;
 mod list;
 mod opts;
 mod report;
+mod spec;
+mod sql;
 mod verify;
 mod workloads;
 
@@ -39,6 +43,10 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Draw figures (SVG) and an HTML page from `ordo bench --json` results.
     Report(report::ReportArgs),
+    /// An SQL shell over one protocol (interactive, stdin, or -c).
+    Sql(sql::SqlArgs),
+    /// Run a PostgreSQL isolationtester spec against a protocol.
+    Spec(spec::SpecArgs),
 }
 
 /// A one-line error for the user; exit code 2.
@@ -74,6 +82,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Report(args) => report::run(args),
+        Command::Sql(args) => sql::run(args),
+        Command::Spec(args) => spec::run(args),
     };
     match result {
         Ok(code) => code,
