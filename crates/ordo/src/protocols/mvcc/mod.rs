@@ -87,7 +87,8 @@ pub struct Rc;
 impl Mode for Si {
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "si",
-        summary: "snapshot isolation: versioned reads, first-updater-wins writes (allows write skew)",
+        summary:
+            "snapshot isolation: versioned reads, first-updater-wins writes (allows write skew)",
         paper: "Berenson et al., SIGMOD 1995; Cahill 2009 ch. 2",
         isolation: Isolation::SnapshotIsolation,
     };
@@ -109,7 +110,8 @@ impl Mode for Ssi {
 impl Mode for Rc {
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "rc",
-        summary: "read committed: each statement reads the newest committed versions; writes exclude",
+        summary:
+            "read committed: each statement reads the newest committed versions; writes exclude",
         paper: "ANSI SQL-92 / Adya PL-2, on the MVCC store",
         isolation: Isolation::ReadCommitted,
     };

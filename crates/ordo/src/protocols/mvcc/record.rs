@@ -152,7 +152,11 @@ mod tests {
         assert_eq!(r.visible(5), Visible::Chain(0));
         r.prune(15, &live);
         assert_eq!(r.chain.iter().map(|v| v.cts).collect::<Vec<_>>(), [10, 20]);
-        assert_eq!(r.visible(15), Visible::Chain(0), "horizon snapshot still served");
+        assert_eq!(
+            r.visible(15),
+            Visible::Chain(0),
+            "horizon snapshot still served"
+        );
         assert_eq!(live.0.load(Ordering::Relaxed), 2);
         r.prune(30, &live);
         assert!(r.chain.is_empty());

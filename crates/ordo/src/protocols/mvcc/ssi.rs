@@ -182,7 +182,12 @@ impl SsiShared {
     /// Takes a SIREAD lock on a record whose latch the caller holds (`sireads` is its owner list).
     /// Returns whether a new lock was taken (the caller then remembers the record for the release).
     #[inline]
-    pub fn siread(&self, sireads: &mut Vec<Arc<TxnShared>>, me: &Arc<TxnShared>, horizon: u64) -> bool {
+    pub fn siread(
+        &self,
+        sireads: &mut Vec<Arc<TxnShared>>,
+        me: &Arc<TxnShared>,
+        horizon: u64,
+    ) -> bool {
         if sireads.iter().any(|o| o.id == me.id) {
             return false;
         }
@@ -190,7 +195,8 @@ impl SsiShared {
         let before = sireads.len();
         sireads.retain(|o| !(o.status() == ABORTED || o.cts() <= horizon));
         let dropped = before - sireads.len();
-        self.sireads.fetch_add(1 - dropped as i64, Ordering::Relaxed);
+        self.sireads
+            .fetch_add(1 - dropped as i64, Ordering::Relaxed);
         sireads.push(me.clone());
         true
     }
@@ -264,7 +270,10 @@ impl SsiShared {
             let mut c = t.conflicts.lock();
             c.ins.clear();
             c.outs.clear();
-            (std::mem::take(&mut c.sireads), std::mem::take(&mut c.ranges))
+            (
+                std::mem::take(&mut c.sireads),
+                std::mem::take(&mut c.ranges),
+            )
         };
         for (table, rid) in sireads {
             let mut rec = db.table(table).meta(rid).0.lock();

@@ -104,7 +104,10 @@ pub(super) fn run<M: Mode>(schedule: &str) -> Run {
 /// transaction aborts as unsafe and the history is serializable.
 fn anomaly(schedule: &str, txns: usize) {
     let si = anomaly_with_phantom(schedule, txns);
-    assert!(!si.report.is_serializable(), "si history of {schedule} has a cycle");
+    assert!(
+        !si.report.is_serializable(),
+        "si history of {schedule} has a cycle"
+    );
 }
 
 /// As [`anomaly`], for schedules whose cycle goes through a predicate read (a phantom), which the
@@ -235,7 +238,10 @@ fn tpcc_plus_plus_credit_check_anomaly() {
     anomaly_with_phantom(s, 3);
     let ssi = run::<Ssi>(s);
     assert_eq!(ssi.aborts.len(), 1);
-    assert_eq!(ssi.aborts[0].0, 1, "the credit check (pivot) aborts: {ssi:?}");
+    assert_eq!(
+        ssi.aborts[0].0, 1,
+        "the credit check (pivot) aborts: {ssi:?}"
+    );
 }
 
 #[test]
@@ -281,7 +287,12 @@ fn constructed_commit_ordering_schedule_aborts() {
     assert!(si.aborts.is_empty(), "{si:?}");
     assert!(!si.report.is_serializable());
     let ssi = run::<Ssi>(s);
-    assert!(ssi.aborts.iter().any(|a| a.0 == 1 && a.2 == AbortReason::Unsafe), "{ssi:?}");
+    assert!(
+        ssi.aborts
+            .iter()
+            .any(|a| a.0 == 1 && a.2 == AbortReason::Unsafe),
+        "{ssi:?}"
+    );
     assert!(ssi.report.is_serializable());
 }
 
@@ -341,7 +352,10 @@ fn exhaustive_three_transaction_test_of_section_4_7() {
     }
     // The dangerous structure T1 → T2 → T3 with T3 committing first is refused (conservatively:
     // this set has no cycle), and only in a minority of interleavings.
-    assert!(ssi_aborting > 0 && ssi_aborting < all.len() / 2, "{ssi_aborting}");
+    assert!(
+        ssi_aborting > 0 && ssi_aborting < all.len() / 2,
+        "{ssi_aborting}"
+    );
 }
 
 #[test]

@@ -382,8 +382,11 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             if e.kind != Kind::Nothing {
                 let old = t.version(e.rid).load(Ordering::Acquire);
                 if rec.cts < cts && horizon < cts {
-                    let data: Box<[u64]> =
-                        t.data(e.rid).iter().map(|w| w.load(Ordering::Relaxed)).collect();
+                    let data: Box<[u64]> = t
+                        .data(e.rid)
+                        .iter()
+                        .map(|w| w.load(Ordering::Relaxed))
+                        .collect();
                     rec.push_old(old, data, &p.versions);
                 } else {
                     rec.creator = None;
@@ -393,7 +396,11 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 if !deleted {
                     t.write_from(e.rid, e.written, image);
                 }
-                let word = if deleted { self.me.id | ABSENT } else { self.me.id };
+                let word = if deleted {
+                    self.me.id | ABSENT
+                } else {
+                    self.me.id
+                };
                 t.version(e.rid).store(word, Ordering::Release);
                 rec.cts = cts;
                 if M::SSI {
@@ -559,7 +566,10 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         for (key, rid) in t.range(lo, hi) {
             let keep_going = if let Some(i) = self.find_write(table, key) {
                 match self.own_row(i) {
-                    Some(off) => f(key, RowRef::new(t.schema(), &self.w.images[off..off + words])),
+                    Some(off) => f(
+                        key,
+                        RowRef::new(t.schema(), &self.w.images[off..off + words]),
+                    ),
                     None => true,
                 }
             } else {
