@@ -52,7 +52,7 @@ pub struct Record {
     /// Older versions, oldest first.
     pub chain: Vec<Version>,
     /// Owners of SIREAD locks on this record (SSI only).
-    pub sireads: Vec<Arc<TxnShared>>,
+    pub sireads: super::ssi::SireadList,
 }
 
 /// The per-record state kept in the arena (the protocol's `Meta`).

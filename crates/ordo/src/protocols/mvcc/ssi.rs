@@ -39,9 +39,8 @@
 //! * **SIREAD → EXCLUSIVE upgrade**: a write drops its own SIREAD lock on the record (txn.rs);
 //! * a transaction is retained after commit only if it holds SIREAD locks or has out-conflicts.
 
-use super::record::MvMeta;
 use super::state::{TxnShared, ABORTED, COMMITTED, DOOMED, INFINITY};
-use crate::storage::{Database, RowId, TableId};
+use crate::storage::TableId;
 use crate::txn::{Abort, AbortReason, TxResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -71,7 +70,8 @@ pub struct SsiShared {
     ranges: Box<[Ranges]>,
     /// Committed transactions kept for later conflict detection (Cahill's suspended transactions).
     retained: Mutex<VecDeque<Arc<TxnShared>>>,
-    /// Point SIREAD locks held.
+    /// Point SIREAD locks held by committed transactions not yet cleaned up (counted per transaction at
+    /// commit, not per read, to keep the read path free of shared writes).
     pub sireads: AtomicI64,
 }
 
@@ -179,37 +179,6 @@ impl SsiShared {
         }
     }
 
-    /// Takes a SIREAD lock on a record whose latch the caller holds (`sireads` is its owner list).
-    /// Returns whether a new lock was taken (the caller then remembers the record for the release).
-    #[inline]
-    pub fn siread(
-        &self,
-        sireads: &mut Vec<Arc<TxnShared>>,
-        me: &Arc<TxnShared>,
-        horizon: u64,
-    ) -> bool {
-        if sireads.iter().any(|o| o.id == me.id) {
-            return false;
-        }
-        // Drop locks of transactions nothing can conflict with any more (lazily; cleanup does the rest).
-        let before = sireads.len();
-        sireads.retain(|o| !(o.status() == ABORTED || o.cts() <= horizon));
-        let dropped = before - sireads.len();
-        self.sireads
-            .fetch_add(1 - dropped as i64, Ordering::Relaxed);
-        sireads.push(me.clone());
-        true
-    }
-
-    /// Removes `me`'s SIREAD lock from an owner list (upgrade to EXCLUSIVE, abort, cleanup).
-    #[inline]
-    pub fn unlock_siread(&self, sireads: &mut Vec<Arc<TxnShared>>, me: &TxnShared) {
-        if let Some(i) = sireads.iter().position(|o| o.id == me.id) {
-            sireads.swap_remove(i);
-            self.sireads.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
     /// Range SIREAD lock on `lo..=hi` of `table` (§3.5: a scan, or a read of a key never indexed). Taken
     /// *before* the scan walks the index, so any insert either sees the lock or is seen by the scan.
     pub fn add_range(&self, table: TableId, lo: u64, hi: u64, me: &Arc<TxnShared>) {
@@ -263,9 +232,10 @@ impl SsiShared {
         self.retained.lock().push_back(t);
     }
 
-    /// Drops every SSI trace of `t`: its SIREAD locks (point and range) and its conflict lists (which
-    /// breaks the `Arc` cycles between conflicting transactions).
-    pub fn release(&self, db: &Database<MvMeta>, t: &TxnShared) {
+    /// Drops every SSI trace of `t`: its SIREAD locks (range locks at once; point locks become stale,
+    /// see [`SireadList`]) and its conflict lists (which breaks the `Arc` cycles between conflicting
+    /// transactions).
+    pub fn release(&self, t: &TxnShared) {
         let (sireads, ranges) = {
             let mut c = t.conflicts.lock();
             c.ins.clear();
@@ -275,10 +245,9 @@ impl SsiShared {
                 std::mem::take(&mut c.ranges),
             )
         };
-        for (table, rid) in sireads {
-            let mut rec = db.table(table).meta(rid).0.lock();
-            self.unlock_siread(&mut rec.sireads, t);
-        }
+        // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
+        // writers and dropped by the next transaction that locks the record.
+        self.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
         for table in ranges {
             let r = &self.ranges[table as usize];
             let mut locks = r.locks.lock();
@@ -289,7 +258,7 @@ impl SsiShared {
 
     /// Cahill §3.3: cleans up retained transactions that no running transaction overlaps any more
     /// (committed at or before the horizon).
-    pub fn cleanup(&self, db: &Database<MvMeta>, horizon: u64) {
+    pub fn cleanup(&self, horizon: u64) {
         loop {
             let t = {
                 let mut q = self.retained.lock();
@@ -299,17 +268,70 @@ impl SsiShared {
                 }
             };
             let Some(t) = t else { break };
-            self.release(db, &t);
+            self.release(&t);
         }
     }
 }
 
-/// A transaction's own view of its SIREAD locks while it runs.
-pub fn remember(t: &TxnShared, table: TableId, rid: RowId) {
-    t.conflicts.lock().sireads.push((table, rid));
+/// The SIREAD locks on one record: the first owner inline (the common case: no heap access), others
+/// in a vector.
+///
+/// Locks are released lazily: once its owner aborted or was cleaned up (committed at or before the
+/// horizon, so no running transaction overlaps it) a lock is **stale** — `relevant` ignores it and the
+/// next [`SireadList::lock`] on the record drops it. So a record holds at most one stale lock plus the
+/// locks of transactions still overlapping a running one: memory stays bounded, and cleanup never
+/// revisits the records a transaction read.
+#[derive(Debug, Default)]
+pub struct SireadList {
+    first: Option<Arc<TxnShared>>,
+    rest: Vec<Arc<TxnShared>>,
 }
 
-/// Remembers a range lock table (once).
+/// A lock nothing can conflict with any more: its owner aborted, or committed at or before the horizon.
+#[inline]
+fn stale(o: &TxnShared, horizon: u64) -> bool {
+    o.status() == ABORTED || o.cts() <= horizon
+}
+
+impl SireadList {
+    /// Cahill Fig 3.4, "take SIREAD lock on x" (the caller holds the record latch). Drops stale locks on
+    /// the way. Returns whether a new lock was taken.
+    #[inline]
+    pub fn lock(&mut self, me: &Arc<TxnShared>, horizon: u64) -> bool {
+        match &self.first {
+            Some(o) if o.id == me.id => return false,
+            Some(o) if !stale(o, horizon) => {}
+            _ => {
+                self.first = Some(me.clone());
+                return true;
+            }
+        }
+        if self.rest.iter().any(|o| o.id == me.id) {
+            return false;
+        }
+        self.rest.retain(|o| !stale(o, horizon));
+        self.rest.push(me.clone());
+        true
+    }
+
+    /// Removes `me`'s lock (upgrade to EXCLUSIVE, abort, cleanup).
+    #[inline]
+    pub fn unlock(&mut self, me: &TxnShared) {
+        if self.first.as_ref().is_some_and(|o| o.id == me.id) {
+            self.first = self.rest.pop();
+        } else if let Some(i) = self.rest.iter().position(|o| o.id == me.id) {
+            self.rest.swap_remove(i);
+        }
+    }
+
+    /// The owners.
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<TxnShared>> {
+        self.first.iter().chain(self.rest.iter())
+    }
+}
+
+/// Remembers that `t` holds range locks in `table` (released at cleanup).
 pub fn remember_range(t: &TxnShared, table: TableId) {
     let mut c = t.conflicts.lock();
     if !c.ranges.contains(&table) {

@@ -8,7 +8,7 @@
 //! the `Arc` cycles between conflicting transactions.
 
 use crate::check::TxnId;
-use crate::storage::{RowId, TableId};
+use crate::storage::TableId;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -37,8 +37,8 @@ pub struct Conflicts {
     pub ins: Vec<Arc<TxnShared>>,
     /// Transactions this one has an rw-antidependency to (it read what they overwrote): `T.outConflict`.
     pub outs: Vec<Arc<TxnShared>>,
-    /// Records on which this transaction holds a point SIREAD lock.
-    pub sireads: Vec<(TableId, RowId)>,
+    /// How many point SIREAD locks this transaction took (for the GC statistics).
+    pub sireads: usize,
     /// Whether it holds range SIREAD locks (in tables' predicate lists).
     pub ranges: Vec<TableId>,
 }

@@ -33,6 +33,8 @@ pub struct MvccWorker {
     writes: Vec<WriteEntry>,
     images: Vec<u64>,
     buf: Vec<u64>,
+    /// Point SIREAD locks the running transaction took.
+    sireads: usize,
 }
 
 impl MvccWorker {
@@ -44,6 +46,7 @@ impl MvccWorker {
             writes: Vec::new(),
             images: Vec::new(),
             buf: Vec::new(),
+            sireads: 0,
         }
     }
 }
@@ -106,6 +109,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     pub(super) fn new(p: &'w Mvcc<M>, w: &'w mut MvccWorker) -> Self {
         w.writes.clear();
         w.images.clear();
+        w.sireads = 0;
         let id = w.ids.next_id();
         let begin = p.clock.begin(&w.slot);
         MvccTx {
@@ -216,8 +220,8 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         };
         if self.tracks_reads() {
             let me = &self.me;
-            if point && p.ssi.siread(&mut rec.sireads, me, horizon) {
-                ssi::remember(me, t.id(), rid);
+            if point && rec.sireads.lock(me, horizon) {
+                self.w.sireads += 1;
             }
             // A writer holding the EXCLUSIVE lock will create a version newer than the one read.
             if let Some(l) = &rec.lock {
@@ -329,7 +333,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             });
             if M::SSI {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
-                p.ssi.unlock_siread(&mut rec.sireads, &self.me);
+                rec.sireads.unlock(&self.me);
                 for owner in rec.sireads.iter() {
                     if ssi::relevant(owner, &self.me) {
                         p.ssi.mark_conflict(owner, &self.me, &self.me)?;
@@ -366,7 +370,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             }
         }
         if M::SSI {
-            self.p.ssi.release(db, &self.me);
+            self.p.ssi.release(&self.me);
         }
         self.p.clock.end(&self.w.slot);
         self.w.rec.finish(self.me.id, false);
@@ -610,15 +614,19 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.install(cts, horizon);
         if M::SSI {
             let keep = {
-                let c = self.me.conflicts.lock();
-                !c.sireads.is_empty() || !c.ranges.is_empty() || !c.outs.is_empty()
+                let mut c = self.me.conflicts.lock();
+                p.ssi
+                    .sireads
+                    .fetch_add(self.w.sireads as i64, Ordering::Relaxed);
+                c.sireads = self.w.sireads;
+                c.sireads > 0 || !c.ranges.is_empty() || !c.outs.is_empty()
             };
             if keep {
                 p.ssi.retain(self.me.clone());
             } else {
-                p.ssi.release(&p.db, &self.me);
+                p.ssi.release(&self.me);
             }
-            p.ssi.cleanup(&p.db, horizon);
+            p.ssi.cleanup(horizon);
         }
         debug_assert_eq!(self.me.status(), COMMITTED);
         self.w.rec.finish(self.me.id, true);
