@@ -16,6 +16,7 @@
 //! the slots. Either the horizon sees the slot, or the slot store came after the horizon's clock load and
 //! the snapshot is at least that clock (all accesses `SeqCst`).
 
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -25,21 +26,23 @@ const IDLE: u64 = u64::MAX;
 
 /// The published snapshot of one worker's running transaction.
 #[derive(Debug)]
-pub struct SnapshotSlot(AtomicU64);
+pub struct SnapshotSlot(CachePadded<AtomicU64>);
 
 /// The global clock and the registry of snapshot slots.
+/// The three fields live on separate cache lines: `now` is written by every commit, `horizon` by every
+/// commit's refresh, and transactions read both.
 #[derive(Debug, Default)]
 pub struct Clock {
-    now: AtomicU64,
-    slots: Mutex<Vec<Arc<SnapshotSlot>>>,
+    now: CachePadded<AtomicU64>,
+    slots: CachePadded<Mutex<Vec<Arc<SnapshotSlot>>>>,
     /// Cached `horizon()`, refreshed by commits (monotone).
-    horizon: AtomicU64,
+    horizon: CachePadded<AtomicU64>,
 }
 
 impl Clock {
     /// A slot for a new worker.
     pub fn register(&self) -> Arc<SnapshotSlot> {
-        let slot = Arc::new(SnapshotSlot(AtomicU64::new(IDLE)));
+        let slot = Arc::new(SnapshotSlot(CachePadded::new(AtomicU64::new(IDLE))));
         self.slots.lock().push(slot.clone());
         slot
     }
@@ -79,7 +82,9 @@ impl Clock {
         for s in self.slots.lock().iter() {
             h = h.min(s.0.load(SeqCst));
         }
-        self.horizon.fetch_max(h, SeqCst);
+        if self.horizon.load(SeqCst) < h {
+            self.horizon.fetch_max(h, SeqCst);
+        }
         self.horizon.load(SeqCst)
     }
 

@@ -79,6 +79,8 @@ pub struct MvccTx<'w, M: Mode> {
     p: &'w Mvcc<M>,
     w: &'w mut MvccWorker,
     me: Arc<TxnShared>,
+    /// The GC horizon when the transaction began (a stale horizon is a safe one: it only keeps more).
+    horizon: u64,
     done: bool,
     /// §3.8: a read-only query run at plain SI under `ssi` (no SIREAD locks, no conflicts).
     query: bool,
@@ -116,6 +118,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             p,
             w,
             me: Arc::new(TxnShared::new(id, begin)),
+            horizon: p.clock.horizon(),
             done: false,
             query: false,
         }
@@ -196,7 +199,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         point: bool,
     ) -> TxResult<u64> {
         let p = self.p;
-        let horizon = p.clock.horizon();
+        let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
         if !rec.chain.is_empty() || rec.creator.is_some() {
             rec.prune(horizon, &p.versions);
