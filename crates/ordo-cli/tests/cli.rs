@@ -26,7 +26,7 @@ fn list_names_every_protocol_and_workload() {
 
 #[test]
 fn bad_input_gets_one_line_and_exit_code_2() {
-    let small = ["--rows", "1000", "--seconds", "0.1", "--warmup", "0"];
+    let small = ["--seconds", "0.1", "--warmup", "0"];
     let cases: Vec<Vec<&str>> = vec![
         vec!["bench", "-p", "nosuch"],
         vec!["bench", "-w", "nosuch"],
@@ -51,10 +51,24 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["verify", "-p", ""],
         vec!["frobnicate"],
         vec!["bench", "--theta", "abc"],
+        vec!["bench", "-w", "smallbank", "--customers", "1"],
+        vec!["bench", "-w", "smallbank", "--hotspot-prob", "2"],
+        vec!["bench", "-w", "smallbank", "--hotspot-size", "20000"],
+        vec!["bench", "-w", "sibench", "--items", "0"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "10"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "0:0"],
+        vec!["bench", "-w", "sibench", "--customers", "10"],
+        vec!["verify", "-p", "nocc", "-w", "smallbank", "--theta", "0.5"],
+        vec!["bench", "-w", "tatp", "--subscribers", "0"],
+        vec!["bench", "-w", "tatp", "--subscribers", "-5"],
+        vec!["bench", "-w", "tatp", "--items", "10"],
     ];
     for mut args in cases {
         if args[0] == "bench" {
             args.extend(small);
+            if !args.contains(&"-w") {
+                args.extend(["--rows", "1000"]);
+            }
         }
         let o = ordo(&args);
         assert_eq!(o.status.code(), Some(2), "ordo {args:?}: {}", stderr(&o));
@@ -144,5 +158,34 @@ fn verify_exit_code_follows_the_promise() {
             p.name,
             String::from_utf8_lossy(&o.stdout)
         );
+    }
+}
+
+#[test]
+fn every_workload_verifies_under_every_serializable_protocol() {
+    for w in ["smallbank", "sibench", "tatp"] {
+        assert!(
+            String::from_utf8_lossy(&ordo(&["list"]).stdout).contains(w),
+            "`ordo list` lacks {w}"
+        );
+        let names: Vec<&str> = ordo::protocols::all()
+            .into_iter()
+            .filter(|p| p.isolation == ordo::protocols::Isolation::Serializable)
+            .map(|p| p.name)
+            .collect();
+        let o = ordo(&[
+            "verify",
+            "-w",
+            w,
+            "-p",
+            &names.join(","),
+            "-t",
+            "2",
+            "--txns",
+            "5000",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{w}: {out}{}", stderr(&o));
+        assert_eq!(out.matches("=> ok").count(), names.len(), "{w}: {out}");
     }
 }

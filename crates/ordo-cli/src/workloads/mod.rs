@@ -6,14 +6,34 @@
 use crate::UsageError;
 use clap::Args;
 
+pub mod sibench;
+pub mod smallbank;
+pub mod tatp;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
-pub const WORKLOADS: &[(&str, &str, &str)] = &[(
-    "ycsb",
-    "key-value requests with Zipfian or hot-set skew",
-    "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
-)];
+pub const WORKLOADS: &[(&str, &str, &str)] = &[
+    (
+        "ycsb",
+        "key-value requests with Zipfian or hot-set skew",
+        "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
+    ),
+    (
+        "smallbank",
+        "banking mix with SI write skew (WriteCheck pivot), hotspot option",
+        "Alomari et al. ICDE 2008; Cahill thesis 2009 §5.1",
+    ),
+    (
+        "sibench",
+        "full-table min query vs single-row increments, I rows",
+        "Cahill thesis 2009 §5.2",
+    ),
+    (
+        "tatp",
+        "telecom HLR: 7 transactions, 80/20 read/write, NURand subscribers",
+        "Neuvonen et al. TATP 2009; as run in DIBS",
+    ),
+];
 
 /// What the workload is built for: each workload picks its own defaults for each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +52,20 @@ pub struct WorkloadArgs {
     pub workload: String,
     #[command(flatten)]
     pub ycsb: ycsb::YcsbArgs,
+    #[command(flatten)]
+    pub smallbank: smallbank::SmallBankArgs,
+    #[command(flatten)]
+    pub sibench: sibench::SiBenchArgs,
+    #[command(flatten)]
+    pub tatp: tatp::TatpArgs,
 }
 
 /// A workload ready to run.
 pub enum Workload {
     Ycsb(ordo_workloads::ycsb::Ycsb),
+    SmallBank(ordo_workloads::smallbank::SmallBank),
+    SiBench(ordo_workloads::sibench::SiBench),
+    Tatp(ordo_workloads::tatp::Tatp),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -50,6 +79,9 @@ impl Workload {
     pub fn visit<V: WorkloadVisitor>(&self, v: V) -> V::Output {
         match self {
             Workload::Ycsb(w) => v.visit(w),
+            Workload::SmallBank(w) => v.visit(w),
+            Workload::SiBench(w) => v.visit(w),
+            Workload::Tatp(w) => v.visit(w),
         }
     }
 }
@@ -57,12 +89,53 @@ impl Workload {
 impl WorkloadArgs {
     /// Builds the chosen workload.
     pub fn build(&self, purpose: Purpose) -> Result<Workload, UsageError> {
+        self.refuse_foreign_options()?;
         match self.workload.as_str() {
             "ycsb" => Ok(Workload::Ycsb(self.ycsb.build(purpose)?)),
+            "smallbank" => Ok(Workload::SmallBank(self.smallbank.build(purpose)?)),
+            "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
+            "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
             ))),
         }
+    }
+}
+
+impl WorkloadArgs {
+    /// An option that belongs to another workload than the chosen one is a mistake, not a no-op.
+    fn refuse_foreign_options(&self) -> Result<(), UsageError> {
+        let y = &self.ycsb;
+        let ycsb = [
+            (y.rows.is_some(), "--rows"),
+            (y.ops.is_some(), "--ops"),
+            (y.read_ratio.is_some(), "--read-ratio"),
+            (y.theta.is_some(), "--theta"),
+            (y.rmw, "--rmw"),
+            (y.hot_rows.is_some(), "--hot-rows"),
+            (y.hot_per_txn.is_some(), "--hot-per-txn"),
+            (y.fields.is_some(), "--fields"),
+            (y.field_len.is_some(), "--field-len"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name));
+        let given = [
+            ("ycsb", ycsb),
+            ("smallbank", self.smallbank.given()),
+            ("sibench", self.sibench.given()),
+            ("tatp", self.tatp.given()),
+        ];
+        for (owner, option) in given {
+            if let Some(option) = option {
+                if owner != self.workload && WORKLOADS.iter().any(|w| w.0 == self.workload) {
+                    return Err(UsageError(format!(
+                        "{option} is an option of -w {owner}, not of -w {}",
+                        self.workload
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
