@@ -6,14 +6,27 @@
 use crate::UsageError;
 use clap::Args;
 
+pub mod tpcc;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
-pub const WORKLOADS: &[(&str, &str, &str)] = &[(
-    "ycsb",
-    "key-value requests with Zipfian or hot-set skew",
-    "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
-)];
+pub const WORKLOADS: &[(&str, &str, &str)] = &[
+    (
+        "ycsb",
+        "key-value requests with Zipfian or hot-set skew",
+        "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
+    ),
+    (
+        "tpcc",
+        "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd)",
+        "TPC-C rev. 5.11; mixes of VLL, PWV",
+    ),
+    (
+        "tpcc++",
+        "TPC-C plus Credit Check (mix NO 41, P 43, CC/D/OS/SL 4; --mix stock-level)",
+        "Cahill, SSI thesis 2009 §5.3",
+    ),
+];
 
 /// What the workload is built for: each workload picks its own defaults for each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +45,14 @@ pub struct WorkloadArgs {
     pub workload: String,
     #[command(flatten)]
     pub ycsb: ycsb::YcsbArgs,
+    #[command(flatten)]
+    pub tpcc: tpcc::TpccArgs,
 }
 
 /// A workload ready to run.
 pub enum Workload {
     Ycsb(ordo_workloads::ycsb::Ycsb),
+    Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -50,6 +66,7 @@ impl Workload {
     pub fn visit<V: WorkloadVisitor>(&self, v: V) -> V::Output {
         match self {
             Workload::Ycsb(w) => v.visit(w),
+            Workload::Tpcc(w) => v.visit(w),
         }
     }
 }
@@ -59,6 +76,8 @@ impl WorkloadArgs {
     pub fn build(&self, purpose: Purpose) -> Result<Workload, UsageError> {
         match self.workload.as_str() {
             "ycsb" => Ok(Workload::Ycsb(self.ycsb.build(purpose)?)),
+            "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
+            "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
