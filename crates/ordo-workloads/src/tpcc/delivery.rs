@@ -9,10 +9,50 @@
 //! | C     | set each ORDER-LINE's delivery date, sum amounts; CUSTOMER balance += sum, delivery_cnt++ | B |
 //!
 //! A district without undelivered orders is skipped (B and C then declare and do nothing).
+//!
+//! **Where the scan starts.** A deleted key stays in the ordered index as a tombstone (see
+//! `ordo::storage::table`), so a scan from o_id 0 would walk past every order delivered so far and
+//! Delivery would slow down as a run goes on. The workload therefore keeps, per district, a low-water
+//! mark [`OldestNewOrder`] — like the SSI thesis's client-cached `w_tax`, outside the database — and
+//! the scan covers `o_id ≥ mark`. The mark is raised to the first key a Delivery scan finds present.
+//! That is safe: every protocol's scan sees only committed (or certain-to-commit) deletes, a committed
+//! delete is never undone, and New-Order only inserts above every existing order, so the keys below the
+//! mark stay absent for good.
 
 use super::schema::*;
 use ordo::storage::ColumnSet;
 use ordo::txn::{Access, Program, Tx, TxResult};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Per district, an o_id below which NEW-ORDER holds no key any more (see the module doc).
+#[derive(Debug)]
+pub struct OldestNewOrder(Box<[AtomicU32]>);
+
+impl OldestNewOrder {
+    pub fn new(warehouses: u32) -> Self {
+        OldestNewOrder(
+            (0..warehouses * DISTRICTS)
+                .map(|_| AtomicU32::new(0))
+                .collect(),
+        )
+    }
+    fn slot(&self, w: u32, d: u32) -> &AtomicU32 {
+        &self.0[((w - 1) * DISTRICTS + d - 1) as usize]
+    }
+    pub fn get(&self, w: u32, d: u32) -> u32 {
+        self.slot(w, d).load(Ordering::Relaxed)
+    }
+    fn raise(&self, w: u32, d: u32, o: u32) {
+        self.slot(w, d).fetch_max(o, Ordering::Relaxed);
+    }
+    /// Back to 0, for a freshly loaded database.
+    pub fn reset(&self) {
+        for a in self.0.iter() {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct District {
@@ -28,6 +68,10 @@ pub struct Delivery {
     pub w: u32,
     pub carrier: u32,
     pub date: i64,
+    /// Where each district's scan starts (the marks when the transaction was drawn).
+    pub from: [u32; DISTRICTS as usize],
+    /// The marks to raise (none: scans start where `from` says and raise nothing).
+    pub marks: Option<Arc<OldestNewOrder>>,
     districts: [District; DISTRICTS as usize],
 }
 
@@ -38,8 +82,13 @@ impl Delivery {
     }
 }
 
-fn new_orders(w: u32, d: u32) -> (u64, u64) {
-    (order_key(w, d, 0), order_key(w, d, u32::MAX))
+impl Delivery {
+    fn new_orders(&self, d: u32) -> (u64, u64) {
+        (
+            order_key(self.w, d, self.from[d as usize - 1]),
+            order_key(self.w, d, u32::MAX),
+        )
+    }
 }
 
 impl Program for Delivery {
@@ -54,7 +103,7 @@ impl Program for Delivery {
         let dist = self.districts[piece / 3];
         match piece % 3 {
             0 => {
-                let (lo, hi) = new_orders(w, d);
+                let (lo, hi) = self.new_orders(d);
                 out.push(Access::scan(
                     NEW_ORDER,
                     lo,
@@ -94,15 +143,18 @@ impl Program for Delivery {
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.w, piece as u32 / 3 + 1);
         let (carrier, date) = (self.carrier, self.date);
+        let (lo, hi) = self.new_orders(d);
         let dist = &mut self.districts[piece / 3];
         match piece % 3 {
             0 => {
                 *dist = District::default();
-                let (lo, hi) = new_orders(w, d);
                 tx.scan(NEW_ORDER, lo, hi, ColumnSet::one(col::NO_O_ID), |key, _| {
                     dist.o_id = order_id(key);
                     false
                 })?;
+                if let (Some(m), true) = (&self.marks, dist.o_id != 0) {
+                    m.raise(w, d, dist.o_id);
+                }
             }
             _ if dist.o_id == 0 => {}
             1 => {

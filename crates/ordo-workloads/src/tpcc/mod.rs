@@ -53,6 +53,7 @@ use random::{nurand, NuRandC};
 use schema::MAX_WAREHOUSES;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// TPC-C parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -114,12 +115,15 @@ pub struct Tpcc {
     cfg: TpccConfig,
     /// Generators handed out so far (each gets its own HISTORY key space).
     generators: AtomicU64,
+    /// Where Delivery's scans start (reset by every load).
+    oldest: Arc<delivery::OldestNewOrder>,
 }
 
 impl Tpcc {
     pub fn new(cfg: TpccConfig) -> Result<Self, String> {
         cfg.validate()?;
         Ok(Tpcc {
+            oldest: Arc::new(delivery::OldestNewOrder::new(cfg.warehouses)),
             cfg,
             generators: AtomicU64::new(0),
         })
@@ -339,6 +343,7 @@ impl Workload for Tpcc {
     }
 
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
+        self.oldest.reset();
         load::populate(&self.cfg, db)
     }
 
@@ -354,6 +359,7 @@ impl Workload for Tpcc {
     fn program(&self) -> TpccTxn {
         let mut t = TpccTxn::default();
         t.new_order.lines.reserve(15);
+        t.delivery.marks = Some(self.oldest.clone());
         t
     }
 
@@ -369,7 +375,11 @@ impl Workload for Tpcc {
                 p.order_status.customer.set(w, d, by);
             }
             Kind::Delivery => {
-                p.delivery.w = self.warehouse(g);
+                let w = self.warehouse(g);
+                p.delivery.w = w;
+                for d in 1..=schema::DISTRICTS {
+                    p.delivery.from[d as usize - 1] = self.oldest.get(w, d);
+                }
                 p.delivery.carrier = g.rng.gen_range(1..=10);
                 p.delivery.date = load::now();
             }

@@ -457,3 +457,34 @@ fn bad_configurations_are_rejected() {
     assert!(many.validate().is_err());
     assert!(TpccConfig::default().validate().is_ok());
 }
+
+#[test]
+fn delivery_scan_marks_never_pass_an_undelivered_order() {
+    let w = tiny(1, "no=50,d=50");
+    let p = open(&w);
+    let mut worker = p.worker(0, false);
+    let (mut g, mut prog) = (w.generator(0, 8), w.program());
+    let mut delivered = 0;
+    for _ in 0..1500 {
+        w.next(&mut g, &mut prog);
+        let _ = p.execute(&mut worker, &mut prog);
+        if prog.kind == Some(Kind::Delivery) {
+            delivered += prog.delivery.delivered();
+        }
+        let keys = p.db().table(NEW_ORDER).present_keys();
+        for d in 1..=DISTRICTS {
+            let mark = w.oldest.get(1, d);
+            let oldest = keys.iter().find(|&&k| order_district(k) == dist_key(1, d));
+            if let Some(&k) = oldest {
+                assert!(
+                    order_id(k) >= mark,
+                    "district {d}: mark {mark} passed order {}",
+                    order_id(k)
+                );
+            }
+        }
+    }
+    assert!(delivered > 700, "{delivered} orders delivered");
+    assert!((1..=DISTRICTS).all(|d| w.oldest.get(1, d) > load::delivered(100)));
+    w.check(p.db()).unwrap();
+}
