@@ -111,7 +111,10 @@ mod tests {
         assert_eq!(runs[1].0, "warehouses=4");
         assert_eq!(runs[1].1.warehouses, vec![4]);
         assert!(runs[1].1.tiny);
-        let w = runs[1].1.build(Purpose::Bench, false).unwrap();
+        let w = runs[1]
+            .1
+            .build(Purpose::Bench, false)
+            .unwrap_or_else(|e| panic!("{}", e.0));
         assert_eq!(w.config().warehouses, 4);
         assert!(args.build(Purpose::Bench, false).is_err());
         assert_eq!(TpccArgs::default().sweep().len(), 1);
@@ -119,7 +122,9 @@ mod tests {
 
     #[test]
     fn verify_defaults_are_small_and_tpccpp_has_its_mix() {
-        let w = TpccArgs::default().build(Purpose::Verify, true).unwrap();
+        let w = TpccArgs::default()
+            .build(Purpose::Verify, true)
+            .unwrap_or_else(|e| panic!("{}", e.0));
         assert!(w.config().tiny);
         assert_eq!(w.config().warehouses, 1);
         assert_eq!(w.config().mix, Mix::parse("tpcc++").unwrap());

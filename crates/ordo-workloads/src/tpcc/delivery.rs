@@ -136,7 +136,7 @@ impl Program for Delivery {
         }
     }
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if piece % 3 != 0 {
+        if !piece.is_multiple_of(3) {
             out.push(piece - 1);
         }
     }

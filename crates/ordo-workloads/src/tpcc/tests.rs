@@ -220,12 +220,14 @@ fn remote_warehouses_and_last_names_follow_the_specified_rates() {
     }
 }
 
+type Corruption = dyn Fn(&mut <NoCC as Protocol>::Tx<'_>);
+
 #[test]
 fn consistency_check_detects_a_corrupted_database() {
     let w = tiny(1, "standard");
     w.check(open(&w).db()).unwrap();
     // Each corruption breaks one condition, and the error names it.
-    let corruptions: Vec<(&str, Box<dyn Fn(&mut <NoCC as Protocol>::Tx<'_>)>)> = vec![
+    let corruptions: Vec<(&str, Box<Corruption>)> = vec![
         (
             "condition 1",
             Box::new(|tx| {
