@@ -9,6 +9,7 @@ use clap::Args;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
+pub mod tpcc;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
@@ -32,6 +33,16 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "tatp",
         "telecom HLR: 7 transactions, 80/20 read/write, NURand subscribers",
         "Neuvonen et al. TATP 2009; as run in DIBS",
+    ),
+    (
+        "tpcc",
+        "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd)",
+        "TPC-C rev. 5.11; mixes of VLL, PWV",
+    ),
+    (
+        "tpcc++",
+        "TPC-C plus Credit Check (mix NO 41, P 43, CC/D/OS/SL 4; --mix stock-level)",
+        "Cahill, SSI thesis 2009 §5.3",
     ),
 ];
 
@@ -58,6 +69,7 @@ pub struct WorkloadArgs {
     pub sibench: sibench::SiBenchArgs,
     #[command(flatten)]
     pub tatp: tatp::TatpArgs,
+    pub tpcc: tpcc::TpccArgs,
 }
 
 /// A workload ready to run.
@@ -66,6 +78,7 @@ pub enum Workload {
     SmallBank(ordo_workloads::smallbank::SmallBank),
     SiBench(ordo_workloads::sibench::SiBench),
     Tatp(ordo_workloads::tatp::Tatp),
+    Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -82,6 +95,7 @@ impl Workload {
             Workload::SmallBank(w) => v.visit(w),
             Workload::SiBench(w) => v.visit(w),
             Workload::Tatp(w) => v.visit(w),
+            Workload::Tpcc(w) => v.visit(w),
         }
     }
 }
@@ -95,6 +109,8 @@ impl WorkloadArgs {
             "smallbank" => Ok(Workload::SmallBank(self.smallbank.build(purpose)?)),
             "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
             "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
+            "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
+            "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
