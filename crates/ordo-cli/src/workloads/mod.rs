@@ -69,6 +69,7 @@ pub struct WorkloadArgs {
     pub sibench: sibench::SiBenchArgs,
     #[command(flatten)]
     pub tatp: tatp::TatpArgs,
+    #[command(flatten)]
     pub tpcc: tpcc::TpccArgs,
 }
 
