@@ -17,7 +17,7 @@
 //! the snapshot is at least that clock (all accesses `SeqCst`).
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub struct SnapshotSlot(CachePadded<AtomicU64>);
 #[derive(Debug, Default)]
 pub struct Clock {
     now: CachePadded<AtomicU64>,
-    slots: CachePadded<Mutex<Vec<Arc<SnapshotSlot>>>>,
+    slots: CachePadded<RwLock<Vec<Arc<SnapshotSlot>>>>,
     /// Cached `horizon()`, refreshed by commits (monotone).
     horizon: CachePadded<AtomicU64>,
 }
@@ -43,7 +43,7 @@ impl Clock {
     /// A slot for a new worker.
     pub fn register(&self) -> Arc<SnapshotSlot> {
         let slot = Arc::new(SnapshotSlot(CachePadded::new(AtomicU64::new(IDLE))));
-        self.slots.lock().push(slot.clone());
+        self.slots.write().push(slot.clone());
         slot
     }
 
@@ -79,7 +79,7 @@ impl Clock {
     /// Recomputes the horizon: no running transaction reads at a snapshot older than it.
     pub fn refresh_horizon(&self) -> u64 {
         let mut h = self.now.load(SeqCst);
-        for s in self.slots.lock().iter() {
+        for s in self.slots.read().iter() {
             h = h.min(s.0.load(SeqCst));
         }
         if self.horizon.load(SeqCst) < h {

@@ -44,8 +44,45 @@ use crate::storage::TableId;
 use crate::txn::{Abort, AbortReason, TxResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// A spin latch for the few instructions of markConflict and the commit check: a parking mutex would
+/// put a committer to sleep (a system call) whenever two commits meet, which at these rates costs more
+/// than the critical section many times over.
+#[derive(Debug, Default)]
+struct SpinLatch(AtomicBool);
+
+struct SpinGuard<'a>(&'a SpinLatch);
+
+impl SpinLatch {
+    #[inline]
+    fn lock(&self) -> SpinGuard<'_> {
+        let mut spins = 0u32;
+        while self
+            .0
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.0.load(Ordering::Relaxed) {
+                spins += 1;
+                if spins < 100 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        SpinGuard(self)
+    }
+}
+
+impl Drop for SpinGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0 .0.store(false, Ordering::Release);
+    }
+}
 
 /// A range SIREAD lock: the owner read every key in `lo..=hi` of a table (and saw which were absent).
 #[derive(Debug)]
@@ -66,7 +103,7 @@ struct Ranges {
 #[derive(Debug)]
 pub struct SsiShared {
     /// Makes markConflict atomic with the commit check (the thesis's "appropriate system latch").
-    latch: Mutex<()>,
+    latch: SpinLatch,
     ranges: Box<[Ranges]>,
     /// Committed transactions kept for later conflict detection (Cahill's suspended transactions).
     retained: Mutex<VecDeque<Arc<TxnShared>>>,
@@ -104,7 +141,7 @@ fn dangerous(p: &TxnShared) -> bool {
 impl SsiShared {
     pub fn new(tables: usize) -> Self {
         SsiShared {
-            latch: Mutex::new(()),
+            latch: SpinLatch::default(),
             ranges: (0..tables).map(|_| Ranges::default()).collect(),
             retained: Mutex::new(VecDeque::new()),
             sireads: AtomicI64::new(0),
@@ -261,7 +298,10 @@ impl SsiShared {
     pub fn cleanup(&self, horizon: u64) {
         loop {
             let t = {
-                let mut q = self.retained.lock();
+                // Another committer is cleaning up: it will get there (cleanup is never urgent).
+                let Some(mut q) = self.retained.try_lock() else {
+                    return;
+                };
                 match q.front() {
                     Some(t) if t.cts() <= horizon => q.pop_front(),
                     _ => None,
