@@ -18,15 +18,16 @@
 
 use crossbeam_utils::CachePadded;
 use parking_lot::RwLock;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// No transaction running in a slot.
 const IDLE: u64 = u64::MAX;
 
-/// The published snapshot of one worker's running transaction.
+/// The published snapshot of one worker's running transaction, and the worker's count of the old
+/// versions it added minus those it dropped (summed over workers for the GC statistics).
 #[derive(Debug)]
-pub struct SnapshotSlot(CachePadded<AtomicU64>);
+pub struct SnapshotSlot(CachePadded<AtomicU64>, pub AtomicI64);
 
 /// The global clock and the registry of snapshot slots.
 /// The three fields live on separate cache lines: `now` is written by every commit, `horizon` by every
@@ -42,7 +43,10 @@ pub struct Clock {
 impl Clock {
     /// A slot for a new worker.
     pub fn register(&self) -> Arc<SnapshotSlot> {
-        let slot = Arc::new(SnapshotSlot(CachePadded::new(AtomicU64::new(IDLE))));
+        let slot = Arc::new(SnapshotSlot(
+            CachePadded::new(AtomicU64::new(IDLE)),
+            AtomicI64::new(0),
+        ));
         self.slots.write().push(slot.clone());
         slot
     }
@@ -69,6 +73,15 @@ impl Clock {
     /// A new commit timestamp, larger than every snapshot taken so far.
     pub fn commit_ts(&self) -> u64 {
         self.now.fetch_add(1, SeqCst) + 1
+    }
+
+    /// Live old versions, summed over the workers' counts.
+    pub fn versions(&self) -> i64 {
+        self.slots
+            .read()
+            .iter()
+            .map(|s| s.1.load(std::sync::atomic::Ordering::Relaxed))
+            .sum()
     }
 
     /// The current clock value (the latest commit timestamp handed out).

@@ -64,7 +64,6 @@ pub use txn::{MvccTx, MvccWorker};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{AbortReason, Recorder};
-use record::VersionCount;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
@@ -124,7 +123,6 @@ pub struct Mvcc<M: Mode> {
     db: Database<MvMeta>,
     clock: clock::Clock,
     ssi: ssi::SsiShared,
-    versions: VersionCount,
     _mode: PhantomData<M>,
 }
 
@@ -145,7 +143,7 @@ impl<M: Mode> Mvcc<M> {
     /// The live multi-version state now.
     pub fn gc_stats(&self) -> GcStats {
         GcStats {
-            versions: self.versions.0.load(Ordering::Relaxed),
+            versions: self.clock.versions(),
             sireads: self.ssi.sireads.load(Ordering::Relaxed),
             range_locks: self.ssi.range_locks(),
             retained: self.ssi.retained(),
@@ -166,7 +164,6 @@ impl<M: Mode> Protocol for Mvcc<M> {
             db,
             clock: clock::Clock::default(),
             ssi: ssi::SsiShared::new(tables),
-            versions: VersionCount::default(),
             _mode: PhantomData,
         }
     }

@@ -17,7 +17,9 @@
 //!   the in-place image is always committed data, and old images only ever move into the chain.
 //! * **Garbage collection** ([`Record::prune`]): versions older than the newest one with `cts ≤ horizon`
 //!   can be seen by no running or future snapshot and are dropped whenever the record is touched; a commit
-//!   whose old image no running snapshot can need does not keep it at all.
+//!   whose old image no running snapshot can need does not keep it at all, and one that must keep it
+//!   reuses the buffer of a version it just dropped (no allocation in the steady state). Live versions
+//!   are counted per worker (no shared counter on the write path) and summed by `Mvcc::gc_stats`.
 //! * **Safety.** Every field, and the in-place data words while a version moves, are changed only under
 //!   the record's mutex, so versions are plain owned values freed by ordinary drops: no epoch-based
 //!   reclamation is needed.
@@ -71,10 +73,6 @@ pub enum Visible {
     None,
 }
 
-/// Counts of live multi-version state, for observing garbage collection.
-#[derive(Debug, Default)]
-pub struct VersionCount(pub AtomicI64);
-
 impl Record {
     /// The version snapshot `s` sees.
     #[inline]
@@ -89,31 +87,31 @@ impl Record {
     }
 
     /// Drops versions no snapshot at or after `horizon` can see, and creator references no running
-    /// transaction can conflict with.
+    /// transaction can conflict with. Returns the data of one dropped version, for reuse.
     #[inline]
-    pub fn prune(&mut self, horizon: u64, live: &VersionCount) {
-        if self.cts <= horizon {
-            if self.creator.is_some() {
-                self.creator = None;
+    pub fn prune(&mut self, horizon: u64, live: &AtomicI64) -> Option<Box<[u64]>> {
+        let upto = if self.cts <= horizon {
+            self.creator = None;
+            self.chain.len()
+        } else {
+            match self.chain.iter().rposition(|v| v.cts <= horizon) {
+                Some(i) => {
+                    self.chain[i].creator = None;
+                    i
+                }
+                None => 0,
             }
-            if !self.chain.is_empty() {
-                live.0.fetch_sub(self.chain.len() as i64, Ordering::Relaxed);
-                self.chain.clear();
-            }
-            return;
+        };
+        if upto == 0 {
+            return None;
         }
-        if let Some(i) = self.chain.iter().rposition(|v| v.cts <= horizon) {
-            if i > 0 {
-                live.0.fetch_sub(i as i64, Ordering::Relaxed);
-                self.chain.drain(..i);
-            }
-            self.chain[0].creator = None;
-        }
+        live.fetch_sub(upto as i64, Ordering::Relaxed);
+        self.chain.drain(..upto).last().map(|v| v.data)
     }
 
     /// Moves the in-place version (`word`, `data`) into the chain.
-    pub fn push_old(&mut self, word: u64, data: Box<[u64]>, live: &VersionCount) {
-        live.0.fetch_add(1, Ordering::Relaxed);
+    pub fn push_old(&mut self, word: u64, data: Box<[u64]>, live: &AtomicI64) {
+        live.fetch_add(1, Ordering::Relaxed);
         self.chain.push(Version {
             cts: self.cts,
             word,
@@ -138,28 +136,28 @@ mod tests {
 
     #[test]
     fn snapshots_see_the_newest_version_at_or_before_them_and_gc_keeps_what_they_need() {
-        let live = VersionCount::default();
+        let live = AtomicI64::new(0);
         let mut r = Record {
             cts: 30,
             chain: vec![version(0), version(10), version(20)],
             ..Record::default()
         };
-        live.0.store(3, Ordering::Relaxed);
+        live.store(3, Ordering::Relaxed);
         assert_eq!(r.visible(35), Visible::InPlace);
         assert_eq!(r.visible(30), Visible::InPlace);
         assert_eq!(r.visible(25), Visible::Chain(2));
         assert_eq!(r.visible(10), Visible::Chain(1));
         assert_eq!(r.visible(5), Visible::Chain(0));
-        r.prune(15, &live);
+        assert_eq!(r.prune(15, &live).map(|d| d.len()), Some(0), "one dropped buffer to reuse");
         assert_eq!(r.chain.iter().map(|v| v.cts).collect::<Vec<_>>(), [10, 20]);
         assert_eq!(
             r.visible(15),
             Visible::Chain(0),
             "horizon snapshot still served"
         );
-        assert_eq!(live.0.load(Ordering::Relaxed), 2);
+        assert_eq!(live.load(Ordering::Relaxed), 2);
         r.prune(30, &live);
         assert!(r.chain.is_empty());
-        assert_eq!(live.0.load(Ordering::Relaxed), 0);
+        assert_eq!(live.load(Ordering::Relaxed), 0);
     }
 }

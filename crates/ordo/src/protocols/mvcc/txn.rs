@@ -202,7 +202,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
         if !rec.chain.is_empty() || rec.creator.is_some() {
-            rec.prune(horizon, &p.versions);
+            rec.prune(horizon, &self.w.slot.1);
         }
         let words = t.schema().row_words();
         if self.w.buf.len() < words {
@@ -388,13 +388,17 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             let mut rec = t.meta(e.rid).0.lock();
             if e.kind != Kind::Nothing {
                 let old = t.version(e.rid).load(Ordering::Acquire);
+                let spare = rec.prune(horizon, &self.w.slot.1);
                 if rec.cts < cts && horizon < cts {
-                    let data: Box<[u64]> = t
-                        .data(e.rid)
-                        .iter()
-                        .map(|w| w.load(Ordering::Relaxed))
-                        .collect();
-                    rec.push_old(old, data, &p.versions);
+                    let words = t.schema().row_words();
+                    let mut data = match spare {
+                        Some(b) if b.len() == words => b,
+                        _ => vec![0; words].into_boxed_slice(),
+                    };
+                    for (d, w) in data.iter_mut().zip(t.data(e.rid)) {
+                        *d = w.load(Ordering::Relaxed);
+                    }
+                    rec.push_old(old, data, &self.w.slot.1);
                 } else {
                     rec.creator = None;
                 }
@@ -416,7 +420,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 self.w.rec.write(e.table, e.key, old, deleted);
             }
             rec.lock = None;
-            rec.prune(horizon, &p.versions);
+            rec.prune(horizon, &self.w.slot.1);
         }
     }
 }
