@@ -148,7 +148,11 @@ mod tests {
         assert_eq!(r.visible(25), Visible::Chain(2));
         assert_eq!(r.visible(10), Visible::Chain(1));
         assert_eq!(r.visible(5), Visible::Chain(0));
-        assert_eq!(r.prune(15, &live).map(|d| d.len()), Some(0), "one dropped buffer to reuse");
+        assert_eq!(
+            r.prune(15, &live).map(|d| d.len()),
+            Some(0),
+            "one dropped buffer to reuse"
+        );
         assert_eq!(r.chain.iter().map(|v| v.cts).collect::<Vec<_>>(), [10, 20]);
         assert_eq!(
             r.visible(15),
