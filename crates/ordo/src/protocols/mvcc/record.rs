@@ -106,7 +106,7 @@ impl Record {
             return None;
         }
         live.fetch_sub(upto as i64, Ordering::Relaxed);
-        self.chain.drain(..upto).last().map(|v| v.data)
+        self.chain.drain(..upto).next_back().map(|v| v.data)
     }
 
     /// Moves the in-place version (`word`, `data`) into the chain.
