@@ -40,6 +40,7 @@
 //! * a transaction is retained after commit only if it holds SIREAD locks or has out-conflicts.
 
 use super::state::{TxnShared, ABORTED, COMMITTED, DOOMED, INFINITY};
+use crate::check::TxnId;
 use crate::storage::TableId;
 use crate::txn::{Abort, AbortReason, TxResult};
 use parking_lot::Mutex;
@@ -179,7 +180,14 @@ impl SsiShared {
                 return Err(unsafe_abort());
             }
         }
-        reader.conflicts.lock().outs.push(writer.clone());
+        {
+            let mut rc = reader.conflicts.lock();
+            if rc.outs.iter().any(|o| o.id == writer.id) {
+                // The edge is already known: nothing new to record or check.
+                return Ok(());
+            }
+            rc.outs.push(writer.clone());
+        }
         writer.conflicts.lock().ins.push(reader.clone());
         // Early abort (§3.7): either end may now be a dangerous pivot; the victim is that pivot.
         for p in [reader, writer] {
@@ -324,7 +332,8 @@ impl SsiShared {
 #[derive(Debug, Default)]
 pub struct SireadList {
     first: Option<Arc<TxnShared>>,
-    rest: Vec<Arc<TxnShared>>,
+    /// Further owners with their ids inline, so looking for one's own lock dereferences none.
+    rest: Vec<(TxnId, Arc<TxnShared>)>,
 }
 
 /// A lock nothing can conflict with any more: its owner aborted, or committed at or before the horizon.
@@ -335,7 +344,7 @@ fn stale(o: &TxnShared, horizon: u64) -> bool {
 
 impl SireadList {
     /// Cahill Fig 3.4, "take SIREAD lock on x" (the caller holds the record latch). Drops stale locks on
-    /// the way. Returns whether a new lock was taken.
+    /// the way (the vector only once it holds a few). Returns whether a new lock was taken.
     #[inline]
     pub fn lock(&mut self, me: &Arc<TxnShared>, horizon: u64) -> bool {
         match &self.first {
@@ -346,11 +355,13 @@ impl SireadList {
                 return true;
             }
         }
-        if self.rest.iter().any(|o| o.id == me.id) {
+        if self.rest.iter().any(|(id, _)| *id == me.id) {
             return false;
         }
-        self.rest.retain(|o| !stale(o, horizon));
-        self.rest.push(me.clone());
+        if self.rest.len() >= 4 {
+            self.rest.retain(|(_, o)| !stale(o, horizon));
+        }
+        self.rest.push((me.id, me.clone()));
         true
     }
 
@@ -358,8 +369,8 @@ impl SireadList {
     #[inline]
     pub fn unlock(&mut self, me: &TxnShared) {
         if self.first.as_ref().is_some_and(|o| o.id == me.id) {
-            self.first = self.rest.pop();
-        } else if let Some(i) = self.rest.iter().position(|o| o.id == me.id) {
+            self.first = self.rest.pop().map(|(_, o)| o);
+        } else if let Some(i) = self.rest.iter().position(|(id, _)| *id == me.id) {
             self.rest.swap_remove(i);
         }
     }
@@ -367,7 +378,7 @@ impl SireadList {
     /// The owners.
     #[inline]
     pub fn iter(&self) -> impl Iterator<Item = &Arc<TxnShared>> {
-        self.first.iter().chain(self.rest.iter())
+        self.first.iter().chain(self.rest.iter().map(|(_, o)| o))
     }
 }
 
