@@ -1,5 +1,6 @@
 //! The benchmarks of the papers, each written once as transaction programs every protocol can run.
 //!
+//! * [`tpcc`] — TPC-C (all five transactions, consistency conditions 1–4) and TPC-C++ (Credit Check).
 //! * [`ycsb`] — YCSB as DBx1000 and the VLL, PWV and DIBS papers configure it (Zipfian or hot-set keys).
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
@@ -10,5 +11,6 @@ pub mod ledger;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
+pub mod tpcc;
 pub mod ycsb;
 pub mod zipf;

@@ -10,6 +10,7 @@ use clap::Args;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
+pub mod tpcc;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
@@ -33,6 +34,16 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "tatp",
         "telecom HLR: 7 transactions, 80/20 read/write, NURand subscribers",
         "Neuvonen et al. TATP 2009; as run in DIBS",
+    ),
+    (
+        "tpcc",
+        "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd)",
+        "TPC-C rev. 5.11; mixes of VLL, PWV",
+    ),
+    (
+        "tpcc++",
+        "TPC-C plus Credit Check (mix NO 41, P 43, CC/D/OS/SL 4; --mix stock-level)",
+        "Cahill, SSI thesis 2009 §5.3",
     ),
 ];
 
@@ -59,6 +70,8 @@ pub struct WorkloadArgs {
     pub sibench: sibench::SiBenchArgs,
     #[command(flatten)]
     pub tatp: tatp::TatpArgs,
+    #[command(flatten)]
+    pub tpcc: tpcc::TpccArgs,
 }
 
 /// A workload ready to run.
@@ -67,6 +80,7 @@ pub enum Workload {
     SmallBank(ordo_workloads::smallbank::SmallBank),
     SiBench(ordo_workloads::sibench::SiBench),
     Tatp(ordo_workloads::tatp::Tatp),
+    Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -83,6 +97,7 @@ impl Workload {
             Workload::SmallBank(w) => v.visit(w),
             Workload::SiBench(w) => v.visit(w),
             Workload::Tatp(w) => v.visit(w),
+            Workload::Tpcc(w) => v.visit(w),
         }
     }
 }
@@ -96,6 +111,8 @@ impl WorkloadArgs {
             "smallbank" => Ok(Workload::SmallBank(self.smallbank.build(purpose)?)),
             "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
             "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
+            "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
+            "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")

@@ -15,6 +15,7 @@ use crate::txn::{
 
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
+pub mod mvcc;
 pub mod nocc;
 pub mod silo;
 pub mod twopl;
@@ -153,6 +154,9 @@ registry!(
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
     silo::Silo,
+    mvcc::Mvcc<mvcc::Rc>,
+    mvcc::Mvcc<mvcc::Si>,
+    mvcc::Mvcc<mvcc::Ssi>,
 );
 
 /// The names of every protocol.

@@ -1,0 +1,312 @@
+//! The `Tx` contract, first-updater-wins, waits and deadlocks, read committed, garbage collection, and
+//! randomized multi-threaded histories judged by the checker.
+
+use super::{Mode, Mvcc, MvccWorker, Rc, Si, Ssi};
+use crate::check::{check, AnomalyKind, History, Report};
+use crate::protocols::conformance::{self, open_small, B, KV};
+use crate::protocols::Protocol;
+use crate::storage::ColumnSet;
+use crate::txn::{wait, AbortReason, Tx};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+fn one() -> ColumnSet {
+    ColumnSet::one(B)
+}
+
+#[test]
+fn conformance_of_all_three_levels() {
+    conformance::single_thread_semantics::<Mvcc<Rc>>();
+    conformance::single_thread_semantics::<Mvcc<Si>>();
+    conformance::single_thread_semantics::<Mvcc<Ssi>>();
+    conformance::abort_undoes_writes::<Mvcc<Rc>>();
+    conformance::abort_undoes_writes::<Mvcc<Si>>();
+    conformance::abort_undoes_writes::<Mvcc<Ssi>>();
+    conformance::no_dirty_read::<Mvcc<Rc>>();
+    conformance::no_dirty_read::<Mvcc<Si>>();
+    conformance::no_dirty_read::<Mvcc<Ssi>>();
+}
+
+#[test]
+fn snapshot_reads_ignore_later_commits_but_read_committed_sees_them() {
+    fn second_read<M: Mode>() -> (i64, Option<i64>) {
+        let p: Mvcc<M> = open_small();
+        let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
+        let mut r = p.begin(&mut w1);
+        assert_eq!(r.get(KV, 10, one()).unwrap().unwrap().int(B), 0);
+        let mut w = p.begin(&mut w2);
+        w.update(KV, 10, one(), |row| row.set_int(B, 7)).unwrap();
+        assert!(w.delete(KV, 20).unwrap());
+        w.commit().unwrap();
+        let b = r.get(KV, 10, one()).unwrap().unwrap().int(B);
+        let gone = r.get(KV, 20, one()).unwrap().map(|row| row.int(B));
+        r.commit().unwrap();
+        (b, gone)
+    }
+    assert_eq!(
+        second_read::<Si>(),
+        (0, Some(0)),
+        "the snapshot keeps old versions"
+    );
+    assert_eq!(second_read::<Ssi>(), (0, Some(0)));
+    assert_eq!(
+        second_read::<Rc>(),
+        (7, None),
+        "each statement sees the newest commit"
+    );
+}
+
+#[test]
+fn first_updater_wins_under_si_and_ssi_but_not_read_committed() {
+    fn second_writer<M: Mode>() -> Result<(), AbortReason> {
+        let p: Mvcc<M> = open_small();
+        let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
+        let mut late = p.begin(&mut w1);
+        let mut t = p.begin(&mut w2);
+        t.update(KV, 10, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+        let r = late
+            .update(KV, 10, one(), |r| r.set_int(B, r.int(B) + 1))
+            .map(|_| ())
+            .map_err(|a| a.reason);
+        if r.is_ok() {
+            late.commit().unwrap();
+        }
+        r
+    }
+    assert_eq!(second_writer::<Si>(), Err(AbortReason::UpdateConflict));
+    assert_eq!(second_writer::<Ssi>(), Err(AbortReason::UpdateConflict));
+    assert_eq!(second_writer::<Rc>(), Ok(()));
+}
+
+/// A writer blocked on a running holder's EXCLUSIVE lock (seen through `txn::wait`) aborts with an
+/// update conflict when the holder commits, and proceeds when it aborts.
+#[test]
+fn blocked_writer_aborts_if_the_holder_commits() {
+    for holder_commits in [true, false] {
+        let p: Mvcc<Si> = open_small();
+        let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
+        let mut holder = p.begin(&mut w1);
+        holder.update(KV, 10, one(), |r| r.set_int(B, 1)).unwrap();
+        let observer = wait::WaitObserver::new();
+        let seen = observer.clone();
+        std::thread::scope(|s| {
+            let p = &p;
+            let w2 = &mut w2;
+            let h = s.spawn(move || {
+                wait::observe(Some(observer));
+                let mut t = p.begin(w2);
+                let r = t.update(KV, 10, one(), |r| r.set_int(B, 2));
+                r.map(|_| t.commit())
+            });
+            while !seen.is_waiting() {
+                std::thread::yield_now();
+            }
+            if holder_commits {
+                holder.commit().unwrap();
+            } else {
+                holder.abort();
+            }
+            let got = h.join().unwrap();
+            if holder_commits {
+                assert_eq!(got.unwrap_err().reason, AbortReason::UpdateConflict);
+            } else {
+                assert!(got.unwrap().is_ok());
+            }
+        });
+    }
+}
+
+#[test]
+fn two_blocked_writers_end_in_a_deadlock_abort() {
+    let p: Mvcc<Si> = open_small();
+    let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
+    let b = std::sync::Barrier::new(2);
+    let results: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = [(&mut w1, 10, 20), (&mut w2, 20, 10)]
+            .into_iter()
+            .map(|(w, a, c)| {
+                let (p, b) = (&p, &b);
+                s.spawn(move || {
+                    let mut t = p.begin(w);
+                    t.update(KV, a, one(), |r| r.set_int(B, 1)).unwrap();
+                    b.wait();
+                    match t.update(KV, c, one(), |r| r.set_int(B, 1)) {
+                        Ok(_) => t.commit().map_err(|a| a.reason),
+                        Err(a) => Err(a.reason),
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(results.contains(&Err(AbortReason::Deadlock)), "{results:?}");
+}
+
+/// Runs `txns` random transactions per thread on `threads` threads over the ten keys of the small
+/// table — each reads two keys and increments one (write-skew prone) or scans — retrying concurrency
+/// aborts; returns the checker's report and the abort reasons seen.
+fn contended<M: Mode>(threads: u32, txns: usize, seed: u64) -> (Report, Vec<AbortReason>, Mvcc<M>) {
+    let p: Mvcc<M> = open_small();
+    let mut all = Vec::new();
+    let mut reasons = Vec::new();
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|id| {
+                let p = &p;
+                s.spawn(move || {
+                    let mut w = p.worker(id, true);
+                    let mut rng = SmallRng::seed_from_u64(seed + id as u64);
+                    let mut reasons = Vec::new();
+                    for _ in 0..txns {
+                        let (a, b) = (rng.gen_range(0..10u64) * 10, rng.gen_range(0..10u64) * 10);
+                        let scan = rng.gen_bool(0.1);
+                        loop {
+                            let mut t = p.begin(&mut w);
+                            let r = (|| {
+                                let x = t.get(KV, a, one())?.map_or(0, |r| r.int(B));
+                                let y = t.get(KV, b, one())?.map_or(0, |r| r.int(B));
+                                if scan {
+                                    t.scan(KV, 0, 99, one(), |_, _| true)?;
+                                }
+                                if x + y < 1_000_000 {
+                                    t.update(KV, a, one(), |r| r.set_int(B, r.int(B) + 1))?;
+                                }
+                                Ok::<_, crate::txn::Abort>(())
+                            })();
+                            match r.and_then(|_| t.commit()) {
+                                Ok(()) => break,
+                                Err(e) => {
+                                    assert!(e.is_retryable(), "{e}");
+                                    reasons.push(e.reason);
+                                }
+                            }
+                        }
+                    }
+                    (Mvcc::<M>::recorder(&mut w).take(), reasons)
+                })
+            })
+            .collect();
+        for h in hs {
+            let (t, r) = h.join().unwrap();
+            all.extend(t);
+            reasons.extend(r);
+        }
+    });
+    (check(&History { txns: all }), reasons, p)
+}
+
+#[test]
+fn ssi_histories_have_no_cycles() {
+    let (report, reasons, _) = contended::<Ssi>(4, 1500, 1);
+    assert!(report.is_serializable(), "{report}");
+    assert!(!report.has(AnomalyKind::VersionFork), "{report}");
+    assert!(
+        reasons.iter().all(|r| super::ABORTS.contains(r)),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn si_histories_have_no_g0_g1_or_g_single() {
+    let (report, _, _) = contended::<Si>(4, 1500, 2);
+    for k in [
+        AnomalyKind::G0,
+        AnomalyKind::G1a,
+        AnomalyKind::G1c,
+        AnomalyKind::GSingle,
+        AnomalyKind::VersionFork,
+    ] {
+        assert!(!report.has(k), "{report}");
+    }
+}
+
+#[test]
+fn si_write_skew_is_g2_item() {
+    let si = super::tests_schedules::run::<Si>("b1 b2 r1(x) r1(y) r2(x) r2(y) w1(x) w2(y) c1 c2");
+    assert!(si.report.has(AnomalyKind::G2Item), "{}", si.report);
+    assert!(!si.report.has(AnomalyKind::GSingle));
+}
+
+#[test]
+fn rc_histories_have_no_g0_or_g1() {
+    let (report, _, _) = contended::<Rc>(4, 1500, 3);
+    for k in [
+        AnomalyKind::G0,
+        AnomalyKind::G1a,
+        AnomalyKind::G1c,
+        AnomalyKind::VersionFork,
+    ] {
+        assert!(!report.has(k), "{report}");
+    }
+}
+
+/// Two overlapping transactions, each reading one random key and incrementing another.
+fn round(p: &Mvcc<Ssi>, w1: &mut MvccWorker, w2: &mut MvccWorker, rng: &mut SmallRng) {
+    let mut k = || rng.gen_range(0..10u64) * 10;
+    let (a, b, c, d) = (k(), k(), k(), k());
+    let mut t1 = p.begin(w1);
+    let mut t2 = p.begin(w2);
+    let r1 = t1.get(KV, a, one()).map(|_| ());
+    let r2 = t2.get(KV, b, one()).map(|_| ());
+    let u2 = r2.and_then(|_| t2.update(KV, c, one(), |r| r.set_int(B, r.int(B) + 1)));
+    if u2.is_ok() {
+        let _ = t2.commit();
+    } else {
+        drop(t2);
+    }
+    let u1 = r1.and_then(|_| t1.update(KV, d, one(), |r| r.set_int(B, r.int(B) + 1)));
+    if u1.is_ok() {
+        let _ = t1.commit();
+    }
+}
+
+/// Garbage collection keeps versions, SIREAD locks and retained transactions bounded in a long run
+/// of overlapping transactions (driven step by step on one thread, so no scheduling can stretch the
+/// overlap), lets a long reader pin exactly the versions it needs, and frees them when it ends.
+#[test]
+fn long_runs_keep_multi_version_state_bounded() {
+    let p: Mvcc<Ssi> = open_small();
+    let (mut w1, mut w2, mut w3) = (p.worker(0, false), p.worker(1, false), p.worker(2, false));
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut peak = super::GcStats::default();
+    for _ in 0..20_000 {
+        round(&p, &mut w1, &mut w2, &mut rng);
+        let g = p.gc_stats();
+        peak.versions = peak.versions.max(g.versions);
+        peak.sireads = peak.sireads.max(g.sireads);
+        peak.retained = peak.retained.max(g.retained);
+    }
+    // 20 000 rounds installed ~40 000 versions; only those an overlapping snapshot needs stay.
+    assert!(peak.versions <= 20, "{peak:?}");
+    assert!(peak.sireads <= 20, "{peak:?}");
+    assert!(peak.retained <= 20, "{peak:?}");
+
+    // A long reader pins the versions its snapshot needs …
+    let mut long = p.begin(&mut w3);
+    let v0 = long.get(KV, 10, one()).unwrap().unwrap().int(B);
+    for _ in 0..1_000 {
+        round(&p, &mut w1, &mut w2, &mut rng);
+    }
+    let pinned = p.gc_stats();
+    assert!(pinned.versions >= 100, "{pinned:?}");
+    assert_eq!(
+        long.get(KV, 10, one()).unwrap().unwrap().int(B),
+        v0,
+        "the snapshot is intact"
+    );
+    long.commit().unwrap();
+    // … and once it ends, the next commit and a pass over the keys free them all.
+    let mut t = p.begin(&mut w1);
+    t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+    t.commit().unwrap();
+    let mut t = p.begin(&mut w1);
+    t.scan(KV, 0, 99, one(), |_, _| true).unwrap();
+    t.commit().unwrap();
+    let g = p.gc_stats();
+    assert_eq!(
+        (g.versions, g.sireads, g.retained, g.range_locks),
+        (0, 0, 0, 0),
+        "{g:?}"
+    );
+}

@@ -1,0 +1,654 @@
+//! One transaction on the multi-version store, at level `M` (`rc`, `si` or `ssi`).
+//!
+//! * **Reads** ([`MvccTx::read_version`], Cahill Fig 3.4) take the record latch, pick the version the
+//!   snapshot sees and copy it. Under SSI they also take a SIREAD lock, and mark a conflict with the
+//!   holder of an EXCLUSIVE lock and with the creator of every version newer than the one read.
+//! * **Writes** ([`MvccTx::lock_for_write`], Fig 3.5) take the record's EXCLUSIVE lock (waiting for a
+//!   running holder, aborting with `UpdateConflict` if the holder commits or a newer version is already
+//!   committed — first-updater-wins), copy the row into the write set and change it there. Under SSI the
+//!   writer then marks a conflict with every relevant SIREAD owner (point and range).
+//! * **Commit** (Fig 3.2) takes a commit timestamp (atomically with the SSI check), then installs each
+//!   write: the old in-place image moves into the chain (only if a running snapshot may need it), the
+//!   new image goes in place, the lock is released.
+
+use super::record::{MvMeta, Record, Visible};
+use super::state::{TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
+use super::{clock::SnapshotSlot, ssi, Mode, Mvcc};
+use crate::check::TxnId;
+use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
+use crate::txn::{wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use parking_lot::MutexGuard;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A blocked writer gives up with a `Deadlock` abort after this long even if no cycle was found.
+const WAIT_LIMIT: Duration = Duration::from_secs(2);
+
+/// Per-thread state: ids, recorder, published snapshot slot and reusable write-set buffers.
+pub struct MvccWorker {
+    ids: TxnIds,
+    pub(super) rec: Recorder,
+    slot: Arc<SnapshotSlot>,
+    writes: Vec<WriteEntry>,
+    images: Vec<u64>,
+    buf: Vec<u64>,
+    /// Point SIREAD locks the running transaction took.
+    sireads: usize,
+}
+
+impl MvccWorker {
+    pub(super) fn new(id: u32, recording: bool, slot: Arc<SnapshotSlot>) -> Self {
+        MvccWorker {
+            ids: TxnIds::new(id),
+            rec: Recorder::new(id, recording),
+            slot,
+            writes: Vec::new(),
+            images: Vec::new(),
+            buf: Vec::new(),
+            sireads: 0,
+        }
+    }
+}
+
+/// What a write-set entry installs at commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A present row image (update or insert).
+    Row,
+    /// A tombstone.
+    Delete,
+    /// Nothing: the lock was taken for a record that turned out absent (kept until the end).
+    Nothing,
+}
+
+/// A record this transaction holds the EXCLUSIVE lock on, with its buffered image.
+#[derive(Clone, Copy, Debug)]
+struct WriteEntry {
+    table: TableId,
+    key: u64,
+    rid: RowId,
+    /// Offset of the full-row image in `MvccWorker::images`.
+    off: usize,
+    kind: Kind,
+    written: ColumnSet,
+}
+
+/// A running `rc` / `si` / `ssi` transaction. Dropping it before commit aborts it.
+pub struct MvccTx<'w, M: Mode> {
+    p: &'w Mvcc<M>,
+    w: &'w mut MvccWorker,
+    me: Arc<TxnShared>,
+    /// The GC horizon when the transaction began (a stale horizon is a safe one: it only keeps more).
+    horizon: u64,
+    done: bool,
+    /// §3.8: a read-only query run at plain SI under `ssi` (no SIREAD locks, no conflicts).
+    query: bool,
+}
+
+/// Copies columns `cols` of a full-row image `src` into `out`.
+#[inline]
+fn copy_cols(schema: &Schema, cols: ColumnSet, src: &[u64], out: &mut [u64]) {
+    schema.for_each_word_run(cols, |r| out[r.clone()].copy_from_slice(&src[r]));
+}
+
+fn update_conflict() -> Abort {
+    Abort::new(AbortReason::UpdateConflict)
+}
+
+/// A short pause while another transaction installs its commit (never a wait for a running one).
+#[inline]
+fn pause(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+impl<'w, M: Mode> MvccTx<'w, M> {
+    pub(super) fn new(p: &'w Mvcc<M>, w: &'w mut MvccWorker) -> Self {
+        w.writes.clear();
+        w.images.clear();
+        w.sireads = 0;
+        let id = w.ids.next_id();
+        let begin = p.clock.begin(&w.slot);
+        MvccTx {
+            p,
+            w,
+            me: Arc::new(TxnShared::new(id, begin)),
+            horizon: p.clock.horizon(),
+            done: false,
+            query: false,
+        }
+    }
+
+    /// §3.8: runs this transaction as a read-only query at plain SI under `ssi` — it takes no SIREAD
+    /// locks and records no conflicts, so update transactions stay serializable among themselves but the
+    /// read-only anomaly becomes possible. Writing afterwards aborts it (`User`). No effect under `si`/`rc`.
+    pub fn run_as_query_at_si(&mut self) {
+        self.query = M::SSI;
+    }
+
+    /// This transaction's snapshot timestamp.
+    pub fn snapshot(&self) -> u64 {
+        self.me.begin
+    }
+
+    /// The snapshot the next statement reads at.
+    #[inline]
+    fn statement_snapshot(&self) -> u64 {
+        if M::RC {
+            self.p.clock.statement()
+        } else {
+            self.me.begin
+        }
+    }
+
+    #[inline]
+    fn tracks_reads(&self) -> bool {
+        M::SSI && !self.query
+    }
+
+    #[inline]
+    fn check_doomed(&self) -> TxResult<()> {
+        if M::SSI {
+            self.p.ssi.doomed(&self.me)
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline]
+    fn find_write(&self, table: TableId, key: u64) -> Option<usize> {
+        self.w
+            .writes
+            .iter()
+            .rposition(|e| e.key == key && e.table == table)
+    }
+
+    /// Latches record `rid`, waiting while a committer whose timestamp is inside snapshot `s` installs
+    /// (so no snapshot misses a commit it should see).
+    fn latch_settled<'t>(&self, meta: &'t MvMeta, s: u64) -> MutexGuard<'t, Record> {
+        let mut spins = 0;
+        loop {
+            let rec = meta.0.lock();
+            let settling = rec.lock.as_ref().is_some_and(|l| match l.status() {
+                COMMITTING => true,
+                COMMITTED => l.cts() <= s,
+                _ => false,
+            });
+            if !settling {
+                return rec;
+            }
+            drop(rec);
+            pause(&mut spins);
+        }
+    }
+
+    /// Cahill Fig 3.4: reads the version of `rid` that snapshot `s` sees into `out` (columns `cols`) and
+    /// returns its version word. Under SSI takes a point SIREAD lock (unless `point` is false: a scan,
+    /// covered by its range lock) and marks conflicts with newer writers.
+    fn read_version(
+        &mut self,
+        t: &Table<MvMeta>,
+        rid: RowId,
+        s: u64,
+        cols: ColumnSet,
+        point: bool,
+    ) -> TxResult<u64> {
+        let p = self.p;
+        let horizon = self.horizon;
+        let mut rec = self.latch_settled(t.meta(rid), s);
+        if !rec.chain.is_empty() || rec.creator.is_some() {
+            rec.prune(horizon, &self.w.slot.1);
+        }
+        let words = t.schema().row_words();
+        if self.w.buf.len() < words {
+            self.w.buf.resize(words, 0);
+        }
+        let vis = rec.visible(s);
+        let word = match vis {
+            Visible::InPlace => {
+                t.read_into(rid, cols, &mut self.w.buf[..words]);
+                t.version(rid).load(Ordering::Acquire)
+            }
+            Visible::Chain(i) => {
+                let v = &rec.chain[i];
+                copy_cols(t.schema(), t.schema().clamp(cols), &v.data, &mut self.w.buf);
+                v.word
+            }
+            Visible::None => ABSENT,
+        };
+        if self.tracks_reads() {
+            let me = &self.me;
+            if point && rec.sireads.lock(me, horizon) {
+                self.w.sireads += 1;
+            }
+            // A writer holding the EXCLUSIVE lock will create a version newer than the one read.
+            if let Some(l) = &rec.lock {
+                if l.id != me.id {
+                    p.ssi.mark_conflict(me, l, me)?;
+                }
+            }
+            // Every committed version newer than the one read: markConflict(T, creator).
+            let newer = match vis {
+                Visible::InPlace => &rec.chain[rec.chain.len()..],
+                Visible::Chain(i) => &rec.chain[i + 1..],
+                Visible::None => &rec.chain[..],
+            };
+            for v in newer {
+                if let Some(c) = &v.creator {
+                    p.ssi.mark_conflict(me, c, me)?;
+                }
+            }
+            if vis != Visible::InPlace {
+                if let Some(c) = &rec.creator {
+                    p.ssi.mark_conflict(me, c, me)?;
+                }
+            }
+        }
+        Ok(word)
+    }
+
+    /// Waits for `holder` to finish (it holds an EXCLUSIVE lock this transaction wants), bracketed by
+    /// [`wait::blocked`]. Follows the waits-for chain: a cycle back to this transaction, or a wait past
+    /// [`WAIT_LIMIT`], ends in a `Deadlock` abort.
+    fn wait_for(&self, holder: &Arc<TxnShared>) -> TxResult<()> {
+        let _blocked = wait::blocked();
+        *self.me.waiting_for.lock() = Some(holder.clone());
+        let start = Instant::now();
+        let mut spins = 0u32;
+        let out = loop {
+            if !matches!(holder.status(), ACTIVE | DOOMED) {
+                break Ok(());
+            }
+            if M::SSI && self.me.status() == DOOMED {
+                break Err(Abort::new(AbortReason::Unsafe));
+            }
+            if self.waits_for_me(holder) || start.elapsed() > WAIT_LIMIT {
+                break Err(Abort::new(AbortReason::Deadlock));
+            }
+            spins += 1;
+            if spins < 16 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        };
+        *self.me.waiting_for.lock() = None;
+        out
+    }
+
+    /// Whether the waits-for chain starting at `holder` leads back to this transaction.
+    fn waits_for_me(&self, holder: &Arc<TxnShared>) -> bool {
+        let mut cur = holder.clone();
+        for _ in 0..64 {
+            let next = cur.waiting_for.lock().clone();
+            match next {
+                Some(n) if n.id == self.me.id => return true,
+                Some(n) => cur = n,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Cahill Fig 3.5 with SI's first-updater-wins: takes the EXCLUSIVE lock on `rid`, copies the
+    /// in-place (newest committed) row into a new write-set entry and returns its index and the version
+    /// word it replaces. Under SSI, marks a conflict with every relevant SIREAD owner.
+    fn lock_for_write(&mut self, t: &Table<MvMeta>, rid: RowId, key: u64) -> TxResult<usize> {
+        if self.query {
+            return Err(Abort::user("a query run at SI may not write"));
+        }
+        let p = self.p;
+        let s = self.me.begin;
+        let mut spins = 0;
+        loop {
+            self.check_doomed()?;
+            let mut rec = t.meta(rid).0.lock();
+            if let Some(l) = rec.lock.clone() {
+                drop(rec);
+                match l.status() {
+                    ACTIVE | DOOMED => self.wait_for(&l)?,
+                    COMMITTED if !M::RC && l.cts() > s => return Err(update_conflict()),
+                    _ => pause(&mut spins),
+                }
+                continue;
+            }
+            if !M::RC && rec.cts > s {
+                return Err(update_conflict());
+            }
+            rec.lock = Some(self.me.clone());
+            let words = t.schema().row_words();
+            let off = self.w.images.len();
+            self.w.images.resize(off + words, 0);
+            t.read_into(rid, t.schema().all(), &mut self.w.images[off..]);
+            let present = t.version(rid).load(Ordering::Acquire) & ABSENT == 0;
+            self.w.writes.push(WriteEntry {
+                table: t.id(),
+                key,
+                rid,
+                off,
+                kind: if present { Kind::Row } else { Kind::Nothing },
+                written: ColumnSet(0),
+            });
+            if M::SSI {
+                // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
+                rec.sireads.unlock(&self.me);
+                for owner in rec.sireads.iter() {
+                    if ssi::relevant(owner, &self.me) {
+                        p.ssi.mark_conflict(owner, &self.me, &self.me)?;
+                    }
+                }
+                drop(rec);
+                p.ssi.check_ranges(t.id(), key, &self.me)?;
+            }
+            return Ok(self.w.writes.len() - 1);
+        }
+    }
+
+    /// The transaction's own version of write entry `i`: `None` if absent (deleted or never there).
+    fn own_row(&mut self, i: usize) -> Option<usize> {
+        let e = self.w.writes[i];
+        let word = if e.kind == Kind::Row {
+            self.me.id
+        } else {
+            self.me.id | ABSENT
+        };
+        self.w.rec.read(e.table, e.key, word);
+        (e.kind == Kind::Row).then_some(e.off)
+    }
+
+    /// Releases every EXCLUSIVE lock and SSI trace; the transaction ends aborted.
+    fn abort_inner(&mut self) {
+        self.done = true;
+        self.me.set_status(ABORTED);
+        let db = &self.p.db;
+        for e in &self.w.writes {
+            let mut rec = db.table(e.table).meta(e.rid).0.lock();
+            if rec.lock.as_ref().is_some_and(|l| l.id == self.me.id) {
+                rec.lock = None;
+            }
+        }
+        if M::SSI {
+            self.p.ssi.release(&self.me);
+        }
+        self.p.clock.end(&self.w.slot);
+        self.w.rec.finish(self.me.id, false);
+    }
+
+    /// Commit step 2: installs every write under timestamp `cts`; `horizon` tells whether the replaced
+    /// in-place version may still be read by a running snapshot.
+    fn install(&mut self, cts: u64, horizon: u64) {
+        let p = self.p;
+        for e in &self.w.writes {
+            let t = p.db.table(e.table);
+            let mut rec = t.meta(e.rid).0.lock();
+            if e.kind != Kind::Nothing {
+                let old = t.version(e.rid).load(Ordering::Acquire);
+                let spare = rec.prune(horizon, &self.w.slot.1);
+                if rec.cts < cts && horizon < cts {
+                    let words = t.schema().row_words();
+                    let mut data = match spare {
+                        Some(b) if b.len() == words => b,
+                        _ => vec![0; words].into_boxed_slice(),
+                    };
+                    for (d, w) in data.iter_mut().zip(t.data(e.rid)) {
+                        *d = w.load(Ordering::Relaxed);
+                    }
+                    rec.push_old(old, data, &self.w.slot.1);
+                } else {
+                    rec.creator = None;
+                }
+                let image = &self.w.images[e.off..e.off + t.schema().row_words()];
+                let deleted = e.kind == Kind::Delete;
+                if !deleted {
+                    t.write_from(e.rid, e.written, image);
+                }
+                let word = if deleted {
+                    self.me.id | ABSENT
+                } else {
+                    self.me.id
+                };
+                t.version(e.rid).store(word, Ordering::Release);
+                rec.cts = cts;
+                if M::SSI {
+                    rec.creator = Some(self.me.clone());
+                }
+                self.w.rec.write(e.table, e.key, old, deleted);
+            }
+            rec.lock = None;
+            rec.prune(horizon, &self.w.slot.1);
+        }
+    }
+}
+
+impl<M: Mode> Tx for MvccTx<'_, M> {
+    fn id(&self) -> TxnId {
+        self.me.id
+    }
+
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.check_doomed()?;
+        let t = self.p.db.table(table);
+        if let Some(i) = self.find_write(table, key) {
+            let words = t.schema().row_words();
+            return Ok(self
+                .own_row(i)
+                .map(|off| RowRef::new(t.schema(), &self.w.images[off..off + words])));
+        }
+        let mut slot = t.lookup(key);
+        if slot.is_none() && self.tracks_reads() {
+            // §3.5: the absence of a key is read through a range lock on it, then looked up again.
+            self.p.ssi.add_range(table, key, key, &self.me);
+            ssi::remember_range(&self.me, table);
+            slot = t.lookup(key);
+        }
+        let Some(rid) = slot else {
+            self.w.rec.read(table, key, ABSENT);
+            return Ok(None);
+        };
+        let s = self.statement_snapshot();
+        let word = self.read_version(t, rid, s, cols, true)?;
+        self.w.rec.read(table, key, word);
+        if word & ABSENT != 0 {
+            return Ok(None);
+        }
+        let words = t.schema().row_words();
+        Ok(Some(RowRef::new(t.schema(), &self.w.buf[..words])))
+    }
+
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.check_doomed()?;
+        let t = self.p.db.table(table);
+        let words = t.schema().row_words();
+        let i = match self.find_write(table, key) {
+            Some(i) => {
+                self.own_row(i);
+                i
+            }
+            None => {
+                let Some(rid) = t.lookup(key) else {
+                    // Reads the key's absence (with a range lock under SSI, like `get`).
+                    return self.get(table, key, cols).map(|_| None);
+                };
+                let i = self.lock_for_write(t, rid, key)?;
+                let word = t.version(rid).load(Ordering::Acquire);
+                self.w.rec.read(table, key, word);
+                i
+            }
+        };
+        let e = self.w.writes[i];
+        if e.kind != Kind::Row {
+            return Ok(None);
+        }
+        let mut row = RowMut::new(t.schema(), &mut self.w.images[e.off..e.off + words]);
+        let r = f(&mut row);
+        let written = row.written();
+        let e = &mut self.w.writes[i];
+        e.written = e.written.union(written);
+        Ok(Some(r))
+    }
+
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.check_doomed()?;
+        let t = self.p.db.table(table);
+        let words = t.schema().row_words();
+        let duplicate = || {
+            Abort::with_detail(
+                AbortReason::DuplicateKey,
+                format!("{}: key {key}", t.name()),
+            )
+        };
+        let i = match self.find_write(table, key) {
+            Some(i) => i,
+            None => {
+                let (rid, _) = t.get_or_create(key);
+                self.lock_for_write(t, rid, key)?
+            }
+        };
+        let e = self.w.writes[i];
+        if e.kind == Kind::Row {
+            return Err(duplicate());
+        }
+        let image = &mut self.w.images[e.off..e.off + words];
+        image.fill(0);
+        f(&mut RowMut::new(t.schema(), image));
+        let e = &mut self.w.writes[i];
+        e.kind = Kind::Row;
+        e.written = t.schema().all();
+        Ok(())
+    }
+
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.check_doomed()?;
+        let t = self.p.db.table(table);
+        let i = match self.find_write(table, key) {
+            Some(i) => i,
+            None => {
+                let Some(rid) = t.lookup(key) else {
+                    return self.get(table, key, ColumnSet(0)).map(|_| false);
+                };
+                let i = self.lock_for_write(t, rid, key)?;
+                let word = t.version(rid).load(Ordering::Acquire);
+                self.w.rec.read(table, key, word);
+                i
+            }
+        };
+        let e = &mut self.w.writes[i];
+        if e.kind != Kind::Row {
+            return Ok(false);
+        }
+        e.kind = Kind::Delete;
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.check_doomed()?;
+        let t = self.p.db.table(table);
+        if self.tracks_reads() {
+            // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
+            // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).
+            self.p.ssi.add_range(table, lo, hi, &self.me);
+            ssi::remember_range(&self.me, table);
+        }
+        let s = self.statement_snapshot();
+        let words = t.schema().row_words();
+        for (key, rid) in t.range(lo, hi) {
+            let keep_going = if let Some(i) = self.find_write(table, key) {
+                match self.own_row(i) {
+                    Some(off) => f(
+                        key,
+                        RowRef::new(t.schema(), &self.w.images[off..off + words]),
+                    ),
+                    None => true,
+                }
+            } else {
+                let word = self.read_version(t, rid, s, cols, false)?;
+                if word & ABSENT != 0 {
+                    true
+                } else {
+                    self.w.rec.read(table, key, word);
+                    f(key, RowRef::new(t.schema(), &self.w.buf[..words]))
+                }
+            };
+            if !keep_going {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(mut self) -> TxResult<()> {
+        let p = self.p;
+        let cts = if M::SSI {
+            match p.ssi.commit(&self.me, || p.clock.commit_ts()) {
+                Ok(cts) => cts,
+                Err(a) => {
+                    self.abort_inner();
+                    return Err(a);
+                }
+            }
+        } else {
+            self.me.set_status(COMMITTING);
+            let cts = p.clock.commit_ts();
+            self.me.set_committed(cts);
+            cts
+        };
+        self.done = true;
+        p.clock.end(&self.w.slot);
+        let horizon = p.clock.refresh_horizon();
+        self.install(cts, horizon);
+        if M::SSI {
+            let keep = {
+                let mut c = self.me.conflicts.lock();
+                p.ssi
+                    .sireads
+                    .fetch_add(self.w.sireads as i64, Ordering::Relaxed);
+                c.sireads = self.w.sireads;
+                c.sireads > 0 || !c.ranges.is_empty() || !c.outs.is_empty()
+            };
+            if keep {
+                p.ssi.retain(self.me.clone());
+            } else {
+                p.ssi.release(&self.me);
+            }
+            p.ssi.cleanup(horizon);
+        }
+        debug_assert_eq!(self.me.status(), COMMITTED);
+        self.w.rec.finish(self.me.id, true);
+        Ok(())
+    }
+
+    fn abort(mut self) {
+        self.abort_inner();
+    }
+}
+
+impl<M: Mode> Drop for MvccTx<'_, M> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abort_inner();
+        }
+    }
+}
