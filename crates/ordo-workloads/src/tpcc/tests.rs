@@ -494,7 +494,10 @@ fn delivery_scan_marks_never_pass_an_undelivered_order() {
     assert!((1..=DISTRICTS).all(|d| w.oldest.get(1, d) > load::delivered(100)));
     let fences = p.db().table(NEW_ORDER).present_keys();
     for d in 1..=DISTRICTS {
-        assert!(fences.contains(&order_key(1, d, FENCE_O_ID)), "district {d} lost its fence");
+        assert!(
+            fences.contains(&order_key(1, d, FENCE_O_ID)),
+            "district {d} lost its fence"
+        );
     }
     w.check(p.db()).unwrap();
 }
