@@ -1,7 +1,11 @@
 //! `ordo bench`: throughput, aborts and latency per (protocol, threads), as a table and as JSON.
+//!
+//! A workload option given as a list (`--theta 0,0.6,0.9`) sweeps it: every point × protocol ×
+//! threads runs, and each JSON row records its point as `"sweep": {"param": "theta", "value": 0.9}`
+//! (`null` without a sweep), which `ordo report` uses as the x axis.
 
 use crate::opts;
-use crate::workloads::{Purpose, WorkloadArgs, WorkloadVisitor};
+use crate::workloads::{Purpose, SweepPoint, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
@@ -82,19 +86,36 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             args.reps
         )));
     }
-    let workload = args.workload.build(Purpose::Bench)?;
-    workload.visit(AllRuns {
-        args: &args,
-        protos: &protos,
-        threads: &threads,
-        duration,
-        warmup,
-    })
+    // Build every point first, so that a bad value fails before anything runs.
+    let points = args
+        .workload
+        .sweep()?
+        .into_iter()
+        .map(|(point, w)| Ok((point, w.build(Purpose::Bench)?)))
+        .collect::<Result<Vec<_>, UsageError>>()?;
+    let mut rows = Vec::new();
+    for (point, workload) in &points {
+        rows.extend(workload.visit(AllRuns {
+            args: &args,
+            point: point.as_ref(),
+            protos: &protos,
+            threads: &threads,
+            duration,
+            warmup,
+        })?);
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&rows).expect("serializable results");
+        std::fs::write(path, text + "\n")
+            .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-/// Every (protocol, threads) run of one workload.
+/// Every (protocol, threads) run of one workload (one point of a sweep).
 struct AllRuns<'a> {
     args: &'a BenchArgs,
+    point: Option<&'a SweepPoint>,
     protos: &'a [&'static protocols::ProtocolInfo],
     threads: &'a [usize],
     duration: Duration,
@@ -102,15 +123,20 @@ struct AllRuns<'a> {
 }
 
 impl WorkloadVisitor for AllRuns<'_> {
-    type Output = Result<ExitCode, UsageError>;
+    type Output = Result<Vec<serde_json::Value>, UsageError>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
         run_all(w, self)
     }
 }
 
-fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<ExitCode, UsageError> {
+/// Runs, prints a table, and returns the JSON rows.
+fn run_all<W: ordo::harness::Workload>(
+    w: &W,
+    runs: AllRuns<'_>,
+) -> Result<Vec<serde_json::Value>, UsageError> {
     let AllRuns {
         args,
+        point,
         protos,
         threads,
         duration,
@@ -121,7 +147,11 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<ExitC
         "os": std::env::consts::OS,
         "arch": std::env::consts::ARCH,
     });
-    println!("workload {} {}", w.name(), w.params());
+    match point {
+        Some(p) => println!("workload {} {}  [sweep {p}]", w.name(), w.params()),
+        None => println!("workload {} {}", w.name(), w.params()),
+    }
+    let sweep = point.map(|p| json!({"param": p.param, "value": p.value}));
     println!(
         "{:<14} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
         "protocol", "thr", "txn/s", "abort/c", "p50 us", "p99 us", "vs nocc"
@@ -199,6 +229,7 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<ExitC
                 "load_secs": r.load_secs,
                 "relative_to_nocc": vs,
                 "reps_committed_per_sec": tputs,
+                "sweep": sweep,
                 "params": {
                     "workload": w.params(),
                     "threads": t,
@@ -212,10 +243,5 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<ExitC
             }));
         }
     }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&rows).expect("serializable results");
-        std::fs::write(path, text + "\n")
-            .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(rows)
 }

@@ -4,12 +4,18 @@
 //! ordo list
 //! ordo bench  -w ycsb -p 2pl-nowait,silo,nocc -t 1,2 --seconds 5 [workload options] [--json FILE]
 //! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [--history FILE]
+//! ordo report results.json [more.json ...] -o DIR
+//! ordo sql    [--protocol P] [-c SQL]
+//! ordo spec   FILE [--protocol P] [--json]
 //! ```
 //! Usage errors (unknown names, invalid values) print one line and exit with code 2.
 
 mod bench;
 mod list;
 mod opts;
+mod report;
+mod spec;
+mod sql;
 mod verify;
 mod workloads;
 
@@ -35,9 +41,16 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run a workload with history recording on and check the history for anomalies.
     Verify(verify::VerifyArgs),
+    /// Draw figures (SVG) and an HTML page from `ordo bench --json` results.
+    Report(report::ReportArgs),
+    /// An SQL shell over one protocol (interactive, stdin, or -c).
+    Sql(sql::SqlArgs),
+    /// Run a PostgreSQL isolationtester spec against a protocol.
+    Spec(spec::SpecArgs),
 }
 
 /// A one-line error for the user; exit code 2.
+#[derive(Debug)]
 pub struct UsageError(pub String);
 
 fn main() -> ExitCode {
@@ -68,6 +81,9 @@ fn main() -> ExitCode {
         }
         Command::Bench(args) => bench::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Sql(args) => sql::run(args),
+        Command::Spec(args) => spec::run(args),
     };
     match result {
         Ok(code) => code,

@@ -26,7 +26,7 @@ fn list_names_every_protocol_and_workload() {
 
 #[test]
 fn bad_input_gets_one_line_and_exit_code_2() {
-    let small = ["--rows", "1000", "--seconds", "0.1", "--warmup", "0"];
+    let small = ["--seconds", "0.1", "--warmup", "0"];
     let cases: Vec<Vec<&str>> = vec![
         vec!["bench", "-p", "nosuch"],
         vec!["bench", "-w", "nosuch"],
@@ -51,10 +51,33 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["verify", "-p", ""],
         vec!["frobnicate"],
         vec!["bench", "--theta", "abc"],
+        vec!["bench", "--theta", "0,0.9", "--read-ratio", "0.5,1"],
+        vec!["bench", "--theta", "0.9,0.9"],
+        vec!["bench", "--theta", "0,-1"],
+        vec!["verify", "-p", "nocc", "--theta", "0,0.9"],
+        vec!["report"],
+        vec!["report", "no-such-file.json", "-o", "out"],
+        vec!["report", "no-such-file.json"],
+        vec!["bench", "-w", "smallbank", "--customers", "1"],
+        vec!["bench", "-w", "smallbank", "--hotspot-prob", "2"],
+        vec!["bench", "-w", "smallbank", "--hotspot-size", "20000"],
+        vec!["bench", "-w", "sibench", "--items", "0"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "10"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "0:0"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "4294967295:1"],
+        vec!["bench", "-w", "sibench", "--query-ratio", "99999999999:1"],
+        vec!["bench", "-w", "sibench", "--customers", "10"],
+        vec!["verify", "-p", "nocc", "-w", "smallbank", "--theta", "0.5"],
+        vec!["bench", "-w", "tatp", "--subscribers", "0"],
+        vec!["bench", "-w", "tatp", "--subscribers", "-5"],
+        vec!["bench", "-w", "tatp", "--items", "10"],
     ];
     for mut args in cases {
         if args[0] == "bench" {
             args.extend(small);
+            if !args.contains(&"-w") {
+                args.extend(["--rows", "1000"]);
+            }
         }
         let o = ordo(&args);
         assert_eq!(o.status.code(), Some(2), "ordo {args:?}: {}", stderr(&o));
@@ -118,6 +141,10 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         assert_eq!(r["protocol"], "nocc");
         assert!(r["committed_per_sec"].as_f64().unwrap() > 0.0);
         assert_eq!(r["params"]["workload"]["rows"], 2000);
+        assert!(
+            r.get("sweep").is_some_and(|s| s.is_null()),
+            "no sweep: null"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -144,5 +171,145 @@ fn verify_exit_code_follows_the_promise() {
             p.name,
             String::from_utf8_lossy(&o.stdout)
         );
+    }
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ordo-cli-{name}-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_sweep_records_its_points_and_report_draws_them() {
+    let dir = scratch("sweep");
+    let json = dir.join("sweep.json");
+    let o = ordo(&[
+        "bench",
+        "--theta",
+        "0,0.9",
+        "-p",
+        "nocc,silo",
+        "-t",
+        "1",
+        "--rows",
+        "1000",
+        "--seconds",
+        "0.05",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("sweep theta=0") && out.contains("sweep theta=0.9"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 4, "2 points × 2 protocols");
+    for (r, theta) in runs.iter().zip([0.0, 0.0, 0.9, 0.9]) {
+        assert_eq!(r["sweep"]["param"], "theta");
+        assert_eq!(r["sweep"]["value"], theta);
+        assert_eq!(r["params"]["workload"]["theta"], theta);
+    }
+
+    let report = |out: &std::path::Path| {
+        let o = ordo(&[
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    report(&a);
+    report(&b);
+    let index = std::fs::read_to_string(a.join("index.html")).unwrap();
+    let svgs: Vec<String> = std::fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".svg"))
+        .collect();
+    assert_eq!(svgs.len(), 1, "one figure: {svgs:?}");
+    for name in &svgs {
+        assert!(
+            index.contains(&format!("src=\"{name}\"")),
+            "{name} not in index.html"
+        );
+        let svg = std::fs::read_to_string(a.join(name)).unwrap();
+        assert!(svg.starts_with("<svg"), "{name}");
+        for p in ["nocc", "silo", "θ", "committed txn/s", "aborts per commit"] {
+            assert!(svg.contains(p), "{name} lacks {p}");
+        }
+        assert_eq!(
+            svg,
+            std::fs::read_to_string(b.join(name)).unwrap(),
+            "same input, same figure"
+        );
+    }
+    assert!(index.contains("threads") && index.contains("machine.cores"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn report_rejects_malformed_input_with_one_line_naming_the_file() {
+    let dir = scratch("malformed");
+    let out = dir.join("out");
+    for (name, text) in [
+        ("broken.json", "[{"),
+        ("empty.json", "[]"),
+        ("other.json", r#"[{"protocol": "silo"}]"#),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = ordo(&[
+            "report",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.starts_with("error") && err.contains(name), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert!(!out.join("index.html").exists(), "nothing written on error");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_workload_verifies_under_every_serializable_protocol() {
+    for w in ["smallbank", "sibench", "tatp"] {
+        assert!(
+            String::from_utf8_lossy(&ordo(&["list"]).stdout).contains(w),
+            "`ordo list` lacks {w}"
+        );
+        let names: Vec<&str> = ordo::protocols::all()
+            .into_iter()
+            .filter(|p| p.isolation == ordo::protocols::Isolation::Serializable)
+            .map(|p| p.name)
+            .collect();
+        let o = ordo(&[
+            "verify",
+            "-w",
+            w,
+            "-p",
+            &names.join(","),
+            "-t",
+            "2",
+            "--txns",
+            "5000",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{w}: {out}{}", stderr(&o));
+        assert_eq!(out.matches("=> ok").count(), names.len(), "{w}: {out}");
     }
 }

@@ -2,7 +2,15 @@
 //!
 //! * [`tpcc`] — TPC-C (all five transactions, consistency conditions 1–4) and TPC-C++ (Credit Check).
 //! * [`ycsb`] — YCSB as DBx1000 and the VLL, PWV and DIBS papers configure it (Zipfian or hot-set keys).
+//! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
+//! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
+//! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
 
+pub mod inspect;
+pub mod ledger;
+pub mod sibench;
+pub mod smallbank;
+pub mod tatp;
 pub mod tpcc;
 pub mod ycsb;
 pub mod zipf;

@@ -1,11 +1,15 @@
 //! The workloads the CLI can run: their names, options and defaults, one file per workload.
 //!
 //! Adding a workload: write `<name>.rs` with its clap `Args` struct and a `build`, then add it to
-//! [`WORKLOADS`], [`WorkloadArgs`], [`Workload`] and the two matches below.
+//! [`WORKLOADS`], [`WorkloadArgs`], [`Workload`] and the three matches below (`sweep` only if some
+//! option takes a list).
 
 use crate::UsageError;
 use clap::Args;
 
+pub mod sibench;
+pub mod smallbank;
+pub mod tatp;
 pub mod tpcc;
 pub mod ycsb;
 
@@ -15,6 +19,21 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "ycsb",
         "key-value requests with Zipfian or hot-set skew",
         "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
+    ),
+    (
+        "smallbank",
+        "banking mix with SI write skew (WriteCheck pivot), hotspot option",
+        "Alomari et al. ICDE 2008; Cahill thesis 2009 §5.1",
+    ),
+    (
+        "sibench",
+        "full-table min query vs single-row increments, I rows",
+        "Cahill thesis 2009 §5.2",
+    ),
+    (
+        "tatp",
+        "telecom HLR: 7 transactions, 80/20 read/write, NURand subscribers",
+        "Neuvonen et al. TATP 2009; as run in DIBS",
     ),
     (
         "tpcc",
@@ -46,12 +65,21 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     pub ycsb: ycsb::YcsbArgs,
     #[command(flatten)]
+    pub smallbank: smallbank::SmallBankArgs,
+    #[command(flatten)]
+    pub sibench: sibench::SiBenchArgs,
+    #[command(flatten)]
+    pub tatp: tatp::TatpArgs,
+    #[command(flatten)]
     pub tpcc: tpcc::TpccArgs,
 }
 
 /// A workload ready to run.
 pub enum Workload {
     Ycsb(ordo_workloads::ycsb::Ycsb),
+    SmallBank(ordo_workloads::smallbank::SmallBank),
+    SiBench(ordo_workloads::sibench::SiBench),
+    Tatp(ordo_workloads::tatp::Tatp),
     Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
@@ -66,6 +94,9 @@ impl Workload {
     pub fn visit<V: WorkloadVisitor>(&self, v: V) -> V::Output {
         match self {
             Workload::Ycsb(w) => v.visit(w),
+            Workload::SmallBank(w) => v.visit(w),
+            Workload::SiBench(w) => v.visit(w),
+            Workload::Tatp(w) => v.visit(w),
             Workload::Tpcc(w) => v.visit(w),
         }
     }
@@ -74,8 +105,12 @@ impl Workload {
 impl WorkloadArgs {
     /// Builds the chosen workload.
     pub fn build(&self, purpose: Purpose) -> Result<Workload, UsageError> {
+        self.refuse_foreign_options()?;
         match self.workload.as_str() {
             "ycsb" => Ok(Workload::Ycsb(self.ycsb.build(purpose)?)),
+            "smallbank" => Ok(Workload::SmallBank(self.smallbank.build(purpose)?)),
+            "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
+            "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
             "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
             "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
@@ -83,5 +118,120 @@ impl WorkloadArgs {
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
             ))),
         }
+    }
+}
+
+/// One point of a parameter sweep: the swept option (its flag name, as `theta`) and its value here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepPoint {
+    pub param: String,
+    pub value: f64,
+}
+
+impl SweepPoint {
+    /// Reads a workload's point label, `"theta=0.9"`; `""` (no sweep) gives `None`.
+    fn from_label(label: &str) -> Result<Option<SweepPoint>, UsageError> {
+        if label.is_empty() {
+            return Ok(None);
+        }
+        match label.split_once('=') {
+            Some((param, value)) => match value.parse::<f64>() {
+                Ok(value) if value.is_finite() => Ok(Some(SweepPoint {
+                    param: param.to_string(),
+                    value,
+                })),
+                _ => Err(UsageError(format!("sweep value `{label}` is not a number"))),
+            },
+            None => Err(UsageError(format!(
+                "sweep point `{label}` is not name=value"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for SweepPoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.param, self.value)
+    }
+}
+
+impl WorkloadArgs {
+    /// The points of a sweep over the one option given as a list (`--theta 0,0.9`), each with
+    /// single-valued arguments; one point (`None`) when nothing is swept.
+    pub fn sweep(&self) -> Result<Vec<(Option<SweepPoint>, WorkloadArgs)>, UsageError> {
+        let labelled: Vec<(String, WorkloadArgs)> = match self.workload.as_str() {
+            "ycsb" => self
+                .ycsb
+                .sweep()?
+                .into_iter()
+                .map(|(label, ycsb)| {
+                    let mut one = self.clone();
+                    one.ycsb = ycsb;
+                    (label, one)
+                })
+                .collect(),
+            "tpcc" | "tpcc++" => self
+                .tpcc
+                .sweep()
+                .into_iter()
+                .map(|(label, tpcc)| {
+                    let mut one = self.clone();
+                    one.tpcc = tpcc;
+                    (label, one)
+                })
+                .collect(),
+            // A workload whose options take no lists is one point.
+            _ => vec![(String::new(), self.clone())],
+        };
+        labelled
+            .into_iter()
+            .map(|(label, args)| Ok((SweepPoint::from_label(&label)?, args)))
+            .collect()
+    }
+}
+
+impl WorkloadArgs {
+    /// An option that belongs to another workload than the chosen one is a mistake, not a no-op.
+    fn refuse_foreign_options(&self) -> Result<(), UsageError> {
+        let y = &self.ycsb;
+        let ycsb = [
+            (y.rows.is_some(), "--rows"),
+            (y.ops.is_some(), "--ops"),
+            (!y.read_ratio.is_empty(), "--read-ratio"),
+            (!y.theta.is_empty(), "--theta"),
+            (y.rmw, "--rmw"),
+            (!y.hot_rows.is_empty(), "--hot-rows"),
+            (y.hot_per_txn.is_some(), "--hot-per-txn"),
+            (y.fields.is_some(), "--fields"),
+            (y.field_len.is_some(), "--field-len"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name));
+        let given = [
+            ("ycsb", ycsb),
+            ("smallbank", self.smallbank.given()),
+            ("sibench", self.sibench.given()),
+            ("tatp", self.tatp.given()),
+            // -w tpcc and -w tpcc++ share their options.
+            (
+                if self.workload == "tpcc++" {
+                    "tpcc++"
+                } else {
+                    "tpcc"
+                },
+                self.tpcc.given(),
+            ),
+        ];
+        for (owner, option) in given {
+            if let Some(option) = option {
+                if owner != self.workload && WORKLOADS.iter().any(|w| w.0 == self.workload) {
+                    return Err(UsageError(format!(
+                        "{option} is an option of -w {owner}, not of -w {}",
+                        self.workload
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -48,8 +48,7 @@ fn defaults(purpose: Purpose, plus_plus: bool) -> TpccConfig {
 
 impl TpccArgs {
     /// One run per `--warehouses` value: (label, the arguments with that single value). One entry with
-    /// an empty label when no list was given. (`ordo bench` sweeps are wired separately.)
-    #[allow(dead_code)]
+    /// an empty label when no list was given.
     pub fn sweep(&self) -> Vec<(String, TpccArgs)> {
         if self.warehouses.len() <= 1 {
             return vec![(String::new(), self.clone())];
@@ -66,6 +65,18 @@ impl TpccArgs {
                 )
             })
             .collect()
+    }
+
+    /// The first TPC-C option given, if any (for refusing it under another workload).
+    pub fn given(&self) -> Option<&'static str> {
+        [
+            (!self.warehouses.is_empty(), "--warehouses"),
+            (self.tiny, "--tiny"),
+            (self.mix.is_some(), "--mix"),
+            (self.no_ytd, "--no-ytd"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name))
     }
 
     /// Builds the workload (`plus_plus`: chosen as `-w tpcc++`).

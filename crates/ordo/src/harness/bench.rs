@@ -91,7 +91,16 @@ pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P
         .load(&mut db)
         .map_err(|e| format!("loading {}: {e}", workload.name()))?;
     let load_secs = start.elapsed().as_secs_f64();
-    Ok((P::open(db, &ProtocolConfig { threads }), load_secs))
+    Ok((
+        P::open(
+            db,
+            &ProtocolConfig {
+                threads,
+                ..ProtocolConfig::default()
+            },
+        ),
+        load_secs,
+    ))
 }
 
 /// Runs `workload` under protocol `P`.

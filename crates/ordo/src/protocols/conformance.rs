@@ -42,7 +42,13 @@ pub fn small_db<M: Default + Send + Sync>() -> Database<M> {
 
 /// Opens protocol `P` on [`small_db`].
 pub fn open_small<P: Protocol>() -> P {
-    P::open(small_db(), &ProtocolConfig { threads: 2 })
+    P::open(
+        small_db(),
+        &ProtocolConfig {
+            threads: 2,
+            ..ProtocolConfig::default()
+        },
+    )
 }
 
 fn scan_keys<T: Tx>(tx: &mut T, lo: u64, hi: u64) -> Vec<u64> {

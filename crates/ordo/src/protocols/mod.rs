@@ -46,11 +46,18 @@ pub struct ProtocolInfo {
 pub struct ProtocolConfig {
     /// Number of worker threads that will run transactions.
     pub threads: usize,
+    /// How long a protocol that waits for locks lets one wait last before the waiter gives up (see
+    /// `twopl::wait`). Benchmarks keep the default; the isolation spec runner, which holds a lock across
+    /// steps on purpose, raises it so that its outcomes never depend on timing.
+    pub lock_wait_timeout: std::time::Duration,
 }
 
 impl Default for ProtocolConfig {
     fn default() -> Self {
-        ProtocolConfig { threads: 1 }
+        ProtocolConfig {
+            threads: 1,
+            lock_wait_timeout: std::time::Duration::from_millis(250),
+        }
     }
 }
 

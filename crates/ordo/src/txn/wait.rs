@@ -7,21 +7,34 @@
 //! with [`blocked`]:
 //!
 //! ```ignore
-//! let _waiting = ordo::txn::wait::blocked();   // observer count +1 until the guard drops
-//! while !lock.try_acquire() { backoff.snooze(); }
+//! let waiting = ordo::txn::wait::blocked();   // observer count +1 until the guard drops
+//! while !lock.try_acquire() { backoff.snooze(); waiting.round(); }
 //! ```
 //!
 //! An observer [`observe`]s a thread by installing a [`WaitObserver`] in it; other threads read
-//! [`WaitObserver::is_waiting`]. On threads with no observer (every benchmark thread) [`blocked`] costs
-//! one thread-local read, and it is only called on the slow path of a wait.
+//! [`WaitObserver::is_waiting`]. Each time the wait re-examines its condition (retries the lock,
+//! re-runs deadlock detection) the protocol calls [`Blocked::round`], so an observer can tell a wait
+//! that is *settled* — it re-examined its condition after everything else stopped and is still
+//! blocked — from one that is about to end ([`WaitObserver::rounds`]). Every protocol that marks waits
+//! must report rounds: the spec runner (`ordo-sql`) counts a blocked session as settled only after it
+//! reported some rounds since the last change. On threads with no observer (every benchmark thread)
+//! [`blocked`] costs one thread-local read, and it is only called on the slow path of a wait.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Shared view of whether one thread is waiting inside a protocol.
 #[derive(Clone, Debug, Default)]
-pub struct WaitObserver(Arc<AtomicUsize>);
+pub struct WaitObserver(Arc<Counters>);
+
+#[derive(Debug, Default)]
+struct Counters {
+    /// Open [`Blocked`] guards of the thread.
+    waiting: AtomicUsize,
+    /// Wait rounds the thread has reported, ever.
+    rounds: AtomicU64,
+}
 
 impl WaitObserver {
     pub fn new() -> Self {
@@ -29,7 +42,11 @@ impl WaitObserver {
     }
     /// Whether the observed thread is currently blocked waiting for another transaction.
     pub fn is_waiting(&self) -> bool {
-        self.0.load(Ordering::SeqCst) > 0
+        self.0.waiting.load(Ordering::SeqCst) > 0
+    }
+    /// How many wait rounds the observed thread has reported so far (see [`Blocked::round`]).
+    pub fn rounds(&self) -> u64 {
+        self.0.rounds.load(Ordering::SeqCst)
     }
 }
 
@@ -47,7 +64,7 @@ pub fn observe(observer: Option<WaitObserver>) {
 pub fn blocked() -> Blocked {
     let obs = OBSERVER.with(|o| o.borrow().clone());
     if let Some(o) = &obs {
-        o.0.fetch_add(1, Ordering::SeqCst);
+        o.0.waiting.fetch_add(1, Ordering::SeqCst);
     }
     Blocked(obs)
 }
@@ -55,10 +72,21 @@ pub fn blocked() -> Blocked {
 /// While alive, the current thread counts as waiting (see [`blocked`]).
 pub struct Blocked(Option<WaitObserver>);
 
+impl Blocked {
+    /// Reports one more round of the wait: the protocol re-examined what it waits for and is still
+    /// blocked. Costs nothing on a thread with no observer.
+    #[inline]
+    pub fn round(&self) {
+        if let Some(o) = &self.0 {
+            o.0.rounds.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
 impl Drop for Blocked {
     fn drop(&mut self) {
         if let Some(o) = &self.0 {
-            o.0.fetch_sub(1, Ordering::SeqCst);
+            o.0.waiting.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -76,12 +104,14 @@ mod tests {
         let h = std::thread::spawn(move || {
             observe(Some(obs));
             let g = blocked();
+            g.round();
             tx.send(()).unwrap();
             go_rx.recv().unwrap();
             drop(g);
         });
         rx.recv().unwrap();
         assert!(seen.is_waiting());
+        assert_eq!(seen.rounds(), 1);
         // A wait on an unobserved thread changes nothing.
         let _other = blocked();
         go_tx.send(()).unwrap();

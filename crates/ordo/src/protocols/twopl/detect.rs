@@ -82,6 +82,7 @@ impl Detect {
             lock,
             l.bit,
             mode,
+            reg.timeout(),
             AbortReason::Deadlock,
             |holders, round| {
                 if holders != published {
@@ -117,8 +118,8 @@ impl Policy for Detect {
         isolation: Isolation::Serializable,
     };
 
-    fn shared(_config: &ProtocolConfig) -> Registry {
-        Registry::default()
+    fn shared(config: &ProtocolConfig) -> Registry {
+        Registry::new(config.lock_wait_timeout)
     }
     fn local(shared: &Registry, worker: u32) -> Local {
         shared.local(worker)

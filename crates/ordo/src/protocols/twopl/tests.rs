@@ -493,7 +493,13 @@ fn missing_key_read_conflicts_with_insert<V: Policy>() {
     );
     r.commit().unwrap();
 
-    let p: P<V> = TwoPl::open(hash_db(), &ProtocolConfig { threads: 2 });
+    let p: P<V> = TwoPl::open(
+        hash_db(),
+        &ProtocolConfig {
+            threads: 2,
+            ..ProtocolConfig::default()
+        },
+    );
     let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
     let mut r = p.begin(&mut w1);
     assert!(r.get(0, 17, ColumnSet::ALL).unwrap().is_none());
@@ -549,6 +555,7 @@ fn transfers_keep_the_total<V: Policy>() {
         hash_db(),
         &ProtocolConfig {
             threads: THREADS as usize,
+            ..ProtocolConfig::default()
         },
     );
     const N: u32 = 2000;
@@ -607,6 +614,7 @@ fn increments_are_never_lost<V: Policy>() {
         hash_db(),
         &ProtocolConfig {
             threads: THREADS as usize,
+            ..ProtocolConfig::default()
         },
     );
     const N: u32 = 2000;

@@ -22,7 +22,8 @@ use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long a lock wait may last before the waiter gives up (see the module docs).
+/// How long a lock wait may last before the waiter gives up by default (see the module docs); set per
+/// instance with [`crate::protocols::ProtocolConfig::lock_wait_timeout`].
 pub const WAIT_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// What one worker publishes about its running transaction.
@@ -38,6 +39,8 @@ pub struct Slot {
 pub struct Registry {
     clock: CachePadded<AtomicU64>,
     slots: Box<[CachePadded<Slot>]>,
+    /// How long one lock wait may last.
+    timeout: Duration,
 }
 
 /// A worker's private side of its slot.
@@ -53,16 +56,28 @@ pub struct Local {
 
 impl Default for Registry {
     fn default() -> Self {
+        Registry::new(WAIT_TIMEOUT)
+    }
+}
+
+impl Registry {
+    /// Slots for every worker; lock waits give up after `timeout`.
+    pub fn new(timeout: Duration) -> Self {
         Registry {
             clock: CachePadded::new(AtomicU64::new(0)),
             slots: (0..MAX_OWNER_WORKERS)
                 .map(|_| CachePadded::new(Slot::default()))
                 .collect(),
+            timeout,
         }
     }
-}
 
-impl Registry {
+    /// How long one lock wait may last.
+    #[inline]
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// The private state of worker `worker`. Panics if `worker >= MAX_OWNER_WORKERS` (a configuration
     /// limit of the waiting policies, see [`super::lock`]).
     pub fn local(&self, worker: u32) -> Local {
@@ -108,13 +123,14 @@ impl Registry {
 }
 
 /// Takes `lock` in `mode` for worker bit `me`, waiting while `on_conflict(holders, round)` says so
-/// (`Ok`) and returning its abort otherwise; gives up with `timeout_reason` after [`WAIT_TIMEOUT`].
+/// (`Ok`) and returning its abort otherwise; gives up with `timeout_reason` after `timeout`.
 /// `round` counts the conflicting observations, from 0.
 #[inline]
 pub fn acquire_waiting(
     lock: &OwnerLock,
     me: u64,
     mode: Mode,
+    timeout: Duration,
     timeout_reason: AbortReason,
     mut on_conflict: impl FnMut(u64, u32) -> Result<(), AbortReason>,
 ) -> Result<(), AbortReason> {
@@ -123,7 +139,7 @@ pub fn acquire_waiting(
         Err(h) => h,
     };
     on_conflict(holders, 0)?;
-    wait_slow(lock, me, mode, timeout_reason, &mut on_conflict)
+    wait_slow(lock, me, mode, timeout, timeout_reason, &mut on_conflict)
 }
 
 #[cold]
@@ -131,20 +147,22 @@ fn wait_slow(
     lock: &OwnerLock,
     me: u64,
     mode: Mode,
+    timeout: Duration,
     timeout_reason: AbortReason,
     on_conflict: &mut dyn FnMut(u64, u32) -> Result<(), AbortReason>,
 ) -> Result<(), AbortReason> {
-    let _waiting = crate::txn::wait::blocked();
+    let waiting = crate::txn::wait::blocked();
     let backoff = Backoff::new();
     let start = Instant::now();
     let mut round = 1u32;
     loop {
         backoff.snooze();
+        waiting.round();
         match lock.try_acquire(me, mode) {
             Ok(()) => return Ok(()),
             Err(holders) => on_conflict(holders, round)?,
         }
-        if round.is_multiple_of(16) && start.elapsed() > WAIT_TIMEOUT {
+        if round.is_multiple_of(16) && start.elapsed() > timeout {
             return Err(timeout_reason);
         }
         round = round.wrapping_add(1);

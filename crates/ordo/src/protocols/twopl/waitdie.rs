@@ -39,8 +39,8 @@ impl Policy for WaitDie {
         isolation: Isolation::Serializable,
     };
 
-    fn shared(_config: &ProtocolConfig) -> Registry {
-        Registry::default()
+    fn shared(config: &ProtocolConfig) -> Registry {
+        Registry::new(config.lock_wait_timeout)
     }
     fn local(shared: &Registry, worker: u32) -> Local {
         shared.local(worker)
@@ -62,13 +62,20 @@ impl Policy for WaitDie {
         mode: Mode,
     ) -> Result<(), AbortReason> {
         let my_ts = l.ts;
-        acquire_waiting(lock, l.bit, mode, AbortReason::Died, |holders, _| {
-            if older_than_all(reg, my_ts, holders) {
-                Ok(())
-            } else {
-                Err(AbortReason::Died)
-            }
-        })
+        acquire_waiting(
+            lock,
+            l.bit,
+            mode,
+            reg.timeout(),
+            AbortReason::Died,
+            |holders, _| {
+                if older_than_all(reg, my_ts, holders) {
+                    Ok(())
+                } else {
+                    Err(AbortReason::Died)
+                }
+            },
+        )
     }
 
     #[inline]

@@ -1,0 +1,136 @@
+//! Reading `ordo bench --json` files: the fields a report needs, checked, with one-line errors that
+//! name the file.
+
+use crate::UsageError;
+use serde::Deserialize;
+use std::path::Path;
+
+/// One benchmark result: one (protocol, threads, sweep point) run.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Row {
+    pub workload: String,
+    pub protocol: String,
+    pub threads: u64,
+    pub committed_per_sec: f64,
+    pub aborts_per_commit: f64,
+    /// The swept parameter and its value at this point; absent (older files) or null: no sweep.
+    #[serde(default)]
+    pub sweep: Option<Sweep>,
+    pub params: RunParams,
+    #[serde(default)]
+    pub machine: serde_json::Value,
+    /// The file it came from (set after reading).
+    #[serde(skip)]
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Sweep {
+    pub param: String,
+    pub value: f64,
+}
+
+/// How the run was made (`params` in the JSON).
+#[derive(Clone, Debug, Deserialize)]
+pub struct RunParams {
+    /// The workload's own parameters.
+    pub workload: serde_json::Value,
+    pub seconds: f64,
+    pub warmup: f64,
+    pub reps: u64,
+    pub seed: u64,
+    #[serde(default)]
+    pub prefetch: Option<bool>,
+}
+
+/// Reads one file of rows; every error is one line naming the file.
+pub fn read(path: &Path) -> Result<Vec<Row>, UsageError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("{name}: {e}")))?;
+    parse(&text, &name)
+}
+
+/// Parses and checks the JSON text of one file (`name` labels errors and rows).
+pub fn parse(text: &str, name: &str) -> Result<Vec<Row>, UsageError> {
+    let mut rows: Vec<Row> = serde_json::from_str(text).map_err(|e| {
+        UsageError(format!(
+            "{name}: not an `ordo bench --json` file: {}",
+            e.to_string().replace('\n', " ")
+        ))
+    })?;
+    if rows.is_empty() {
+        return Err(UsageError(format!("{name}: no benchmark results in it")));
+    }
+    for (i, r) in rows.iter_mut().enumerate() {
+        let bad = |what: &str| UsageError(format!("{name}: result {}: {what}", i + 1));
+        if !(r.committed_per_sec.is_finite() && r.committed_per_sec >= 0.0) {
+            return Err(bad("committed_per_sec is not a non-negative number"));
+        }
+        if !(r.aborts_per_commit.is_finite() && r.aborts_per_commit >= 0.0) {
+            return Err(bad("aborts_per_commit is not a non-negative number"));
+        }
+        if r.protocol.is_empty() || r.workload.is_empty() {
+            return Err(bad("empty protocol or workload name"));
+        }
+        if let Some(s) = &r.sweep {
+            if s.param.is_empty() || !s.value.is_finite() {
+                return Err(bad("sweep needs a parameter name and a finite value"));
+            }
+        }
+        r.source = name.to_string();
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROW: &str = r#"{"workload": "ycsb", "protocol": "silo", "threads": 2,
+        "committed_per_sec": 1000.0, "aborts_per_commit": 0.5,
+        "sweep": {"param": "theta", "value": 0.9},
+        "params": {"workload": {"theta": 0.9}, "seconds": 1.0, "warmup": 0.0, "reps": 1, "seed": 42},
+        "machine": {"cores": 2}}"#;
+
+    fn error(text: &str) -> String {
+        match parse(text, "f.json") {
+            Err(UsageError(e)) => e,
+            Ok(_) => panic!("{text} parsed"),
+        }
+    }
+
+    #[test]
+    fn reads_a_bench_row() {
+        let rows = parse(&format!("[{ROW}]"), "f.json").unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].protocol, "silo");
+        assert_eq!(rows[0].sweep.as_ref().unwrap().value, 0.9);
+        assert_eq!(rows[0].source, "f.json");
+        // Files written before sweeps existed have no `sweep` field.
+        let old = ROW.replace(r#""sweep": {"param": "theta", "value": 0.9},"#, "");
+        assert!(parse(&format!("[{old}]"), "f.json").unwrap()[0]
+            .sweep
+            .is_none());
+    }
+
+    #[test]
+    fn malformed_input_is_one_line_naming_the_file() {
+        for text in [
+            "",
+            "{",
+            "{}",
+            "[]",
+            "[1]",
+            &format!("[{}]", ROW.replace("\"protocol\": \"silo\",", "")),
+            &format!("[{}]", ROW.replace("1000.0", "-1.0")),
+        ] {
+            let e = error(text);
+            assert!(e.starts_with("f.json: "), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        assert!(
+            error(&format!("[{}]", ROW.replace("\"protocol\": \"silo\",", "")))
+                .contains("protocol")
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! `ordo spec FILE [--protocol P] [--json]`: run a PostgreSQL isolationtester spec (see
+//! `ordo_sql::spec`). A malformed spec (or SQL that does not parse) is a usage error: `FILE:LINE:
+//! message`, exit code 2.
+
+use crate::UsageError;
+use clap::Args;
+use ordo_sql::spec::{self, RunOptions};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct SpecArgs {
+    /// The spec file.
+    pub file: String,
+    /// Protocol to run every session on (default: from the isolation levels the spec names).
+    #[arg(short, long)]
+    pub protocol: Option<String>,
+    /// Print machine-readable JSON instead of the isolationtester-like text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: SpecArgs) -> Result<ExitCode, UsageError> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| UsageError(format!("{}: {e}", args.file)))?;
+    let parsed = spec::parse_spec(&args.file, &text).map_err(|e| UsageError(e.to_string()))?;
+    let res = spec::run_spec(
+        &parsed,
+        &RunOptions {
+            protocol: args.protocol,
+        },
+    )
+    .map_err(UsageError)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&res).expect("results serialize")
+        );
+    } else {
+        print!("{}", spec::run::render_text(&parsed, &res));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,200 @@
+//! DDL: CREATE TABLE, CREATE INDEX and DROP TABLE change the catalog; the engine then rebuilds the
+//! protocol instance (see [`crate::engine`]).
+
+use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
+use crate::error::{SqlError, SqlResult};
+use crate::expr;
+use crate::value::{SqlType, TEXT_LIMIT};
+use sqlparser::ast::{self, DataType as D};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+fn sql_type(t: &D) -> SqlResult<SqlType> {
+    let len = |l: &Option<ast::CharacterLength>| match l {
+        Some(ast::CharacterLength::IntegerLength { length, .. }) => u16::try_from(*length)
+            .map_err(|_| SqlError::unsupported(format!("{t}: longer than 65535"))),
+        _ => Ok(TEXT_LIMIT),
+    };
+    Ok(match t {
+        D::Int(_) | D::Integer(_) | D::BigInt(_) | D::SmallInt(_) | D::Int4(_) | D::Int8(_) => {
+            SqlType::Int
+        }
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real | D::Float4 | D::Float8 => {
+            SqlType::Float
+        }
+        D::Text => SqlType::Text(TEXT_LIMIT),
+        D::Varchar(l) | D::Char(l) | D::Character(l) => SqlType::Text(len(l)?),
+        D::Bool | D::Boolean => SqlType::Bool,
+        other => return Err(SqlError::unsupported(format!("type {other}"))),
+    })
+}
+
+/// The catalog after `CREATE TABLE`.
+pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Catalog>> {
+    let name = expr::object_name(&ct.name)?;
+    if cat.table(&name).is_some() {
+        if ct.if_not_exists {
+            return Ok(None);
+        }
+        return Err(SqlError::new(
+            "42P07",
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    if ct.query.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE AS"));
+    }
+    let mut columns = Vec::new();
+    let mut pk = Vec::new();
+    for c in &ct.columns {
+        let n = expr::column_name(&c.name);
+        if columns.iter().any(|x: &ColumnDef| x.name == n) {
+            return Err(SqlError::new(
+                "42701",
+                format!("column \"{n}\" specified more than once"),
+            ));
+        }
+        for o in &c.options {
+            match &o.option {
+                ast::ColumnOption::Unique {
+                    is_primary: true, ..
+                } => pk.push(columns.len()),
+                ast::ColumnOption::NotNull | ast::ColumnOption::Null => {}
+                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        columns.push(ColumnDef {
+            name: n,
+            ty: sql_type(&c.data_type)?,
+        });
+    }
+    for tc in &ct.constraints {
+        match tc {
+            ast::TableConstraint::PrimaryKey { columns: cols, .. } => {
+                if !pk.is_empty() {
+                    return Err(SqlError::new(
+                        "42P16",
+                        format!("multiple primary keys for table \"{name}\" are not allowed"),
+                    ));
+                }
+                for ic in cols {
+                    let n = match &ic.column.expr {
+                        ast::Expr::Identifier(id) => expr::column_name(id),
+                        e => return Err(SqlError::unsupported(format!("primary key on {e}"))),
+                    };
+                    pk.push(
+                        columns
+                            .iter()
+                            .position(|c| c.name == n)
+                            .ok_or_else(|| SqlError::undefined_column(&n))?,
+                    );
+                }
+            }
+            other => return Err(SqlError::unsupported(format!("constraint {other}"))),
+        }
+    }
+    if columns.len() > ordo::storage::schema::MAX_COLUMNS {
+        return Err(SqlError::new("54011", "tables can have at most 64 columns"));
+    }
+    if pk.len() > 1
+        && pk
+            .iter()
+            .any(|&c| !matches!(columns[c].ty, SqlType::Int | SqlType::Bool))
+    {
+        return Err(SqlError::unsupported(
+            "a composite primary key of non-integer columns (keys must fit in 64 bits)",
+        ));
+    }
+    if pk.len() > 8 {
+        return Err(SqlError::unsupported(
+            "a primary key of more than 8 columns (keys must fit in 64 bits)",
+        ));
+    }
+    let mut next = cat.clone();
+    next.tables.push(TableDef {
+        name,
+        columns,
+        primary_key: pk,
+        indexes: Vec::new(),
+        storage: 0,
+        next_row_id: Arc::new(AtomicU64::new(1)),
+    });
+    Ok(Some(next))
+}
+
+/// The catalog after `CREATE INDEX`.
+pub fn create_index(cat: &Catalog, ci: &ast::CreateIndex) -> SqlResult<Option<Catalog>> {
+    let t = expr::object_name(&ci.table_name)?;
+    let ti = cat
+        .tables
+        .iter()
+        .position(|x| x.name == t)
+        .ok_or_else(|| SqlError::undefined_table(&t))?;
+    if ci.unique || ci.predicate.is_some() || !ci.include.is_empty() {
+        return Err(SqlError::unsupported("UNIQUE, partial or covering indexes"));
+    }
+    let col = match ci.columns.as_slice() {
+        [ic] => match &ic.column.expr {
+            ast::Expr::Identifier(id) => expr::column_name(id),
+            e => return Err(SqlError::unsupported(format!("index on expression {e}"))),
+        },
+        _ => return Err(SqlError::unsupported("multi-column indexes")),
+    };
+    let column = cat.tables[ti]
+        .column(&col)
+        .ok_or_else(|| SqlError::undefined_column(&col))?;
+    let name = match &ci.name {
+        Some(n) => expr::object_name(n)?,
+        None => format!("{t}_{col}_idx"),
+    };
+    if cat.index_owner(&name).is_some() || cat.table(&name).is_some() {
+        if ci.if_not_exists {
+            return Ok(None);
+        }
+        return Err(SqlError::new(
+            "42P07",
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    let mut next = cat.clone();
+    next.tables[ti].indexes.push(IndexDef {
+        name,
+        column,
+        storage: 0,
+    });
+    Ok(Some(next))
+}
+
+/// The catalog after `DROP TABLE` / `DROP INDEX`.
+pub fn drop(
+    cat: &Catalog,
+    kind: &ast::ObjectType,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> SqlResult<Option<Catalog>> {
+    let mut next = cat.clone();
+    for n in names {
+        let n = expr::object_name(n)?;
+        match kind {
+            ast::ObjectType::Table => match next.tables.iter().position(|t| t.name == n) {
+                Some(i) => {
+                    next.tables.remove(i);
+                }
+                None if if_exists => {}
+                None => return Err(SqlError::undefined_table(&n)),
+            },
+            ast::ObjectType::Index => match next.index_owner(&n) {
+                Some(i) => next.tables[i].indexes.retain(|x| x.name != n),
+                None if if_exists => {}
+                None => {
+                    return Err(SqlError::new(
+                        "42704",
+                        format!("index \"{n}\" does not exist"),
+                    ))
+                }
+            },
+            other => return Err(SqlError::unsupported(format!("DROP {other}"))),
+        }
+    }
+    Ok(Some(next))
+}

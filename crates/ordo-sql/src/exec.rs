@@ -1,0 +1,631 @@
+//! Executing DML and queries on one transaction: INSERT, UPDATE, DELETE and SELECT (with
+//! aggregates, GROUP BY, ORDER BY, LIMIT and FOR UPDATE), all single-table.
+//!
+//! Every statement reads through an access path ([`crate::access`]) and writes through the
+//! protocol's [`Tx`], maintaining secondary indexes ([`crate::index`]) in the same transaction.
+
+use crate::access::{self, Row};
+use crate::catalog::{Catalog, TableDef};
+use crate::error::{SqlError, SqlResult};
+use crate::expr::{self, Agg, AggFn, Env, Expr, Scope};
+use crate::index;
+use crate::key;
+use crate::value::{Datum, SqlType};
+use ordo::storage::ColumnSet;
+use ordo::txn::Tx;
+use sqlparser::ast;
+use std::cmp::Ordering;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+/// A query's result.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ResultSet {
+    pub columns: Vec<String>,
+    #[serde(serialize_with = "ser_rows")]
+    pub rows: Vec<Vec<Datum>>,
+}
+
+fn ser_rows<S: serde::Serializer>(rows: &[Vec<Datum>], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(rows.len()))?;
+    for r in rows {
+        let v: Vec<serde_json::Value> = r
+            .iter()
+            .map(|d| match d {
+                Datum::Null => serde_json::Value::Null,
+                Datum::Int(v) => (*v).into(),
+                Datum::Float(v) => (*v).into(),
+                Datum::Text(t) => t.clone().into(),
+                Datum::Bool(b) => (*b).into(),
+            })
+            .collect();
+        seq.serialize_element(&v)?;
+    }
+    seq.end()
+}
+
+/// What a statement returns.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    Rows(ResultSet),
+    /// A command tag (`INSERT 0 2`, `BEGIN`).
+    Command(String),
+}
+
+fn table<'c>(cat: &'c Catalog, name: &ast::ObjectName) -> SqlResult<&'c TableDef> {
+    let n = expr::object_name(name)?;
+    cat.table(&n).ok_or_else(|| SqlError::undefined_table(&n))
+}
+
+fn from_single(from: &[ast::TableWithJoins]) -> SqlResult<Option<&ast::ObjectName>> {
+    match from {
+        [] => Ok(None),
+        [t] if t.joins.is_empty() => match &t.relation {
+            ast::TableFactor::Table {
+                name, args: None, ..
+            } => Ok(Some(name)),
+            other => Err(SqlError::unsupported(format!("FROM {other}"))),
+        },
+        _ => Err(SqlError::unsupported("joins (statements are single-table)")),
+    }
+}
+
+/// Runs one DML or query statement on `tx`.
+pub fn execute<T: Tx>(
+    tx: &mut T,
+    cat: &Catalog,
+    stmt: &ast::Statement,
+    params: &[Datum],
+) -> SqlResult<Output> {
+    match stmt {
+        ast::Statement::Query(q) => select(tx, cat, q, params).map(Output::Rows),
+        ast::Statement::Insert(ins) => insert(tx, cat, ins, params),
+        ast::Statement::Update {
+            table: t,
+            assignments,
+            from: None,
+            selection,
+            returning: None,
+            or: None,
+            limit: None,
+        } => {
+            let name = from_single(std::slice::from_ref(t))?
+                .ok_or_else(|| SqlError::syntax("UPDATE needs a table"))?;
+            update(
+                tx,
+                table(cat, name)?,
+                assignments,
+                selection.as_ref(),
+                params,
+            )
+        }
+        ast::Statement::Delete(d) if d.using.is_none() && d.returning.is_none() => {
+            let from = match &d.from {
+                ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+            };
+            let name =
+                from_single(from)?.ok_or_else(|| SqlError::syntax("DELETE needs a table"))?;
+            delete(tx, table(cat, name)?, d.selection.as_ref(), params)
+        }
+        other => Err(SqlError::unsupported(format!(
+            "statement {}",
+            first_words(&other.to_string())
+        ))),
+    }
+}
+
+/// The first two words of a statement (for "not supported" messages).
+pub fn first_words(s: &str) -> String {
+    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+fn where_clause(def: &TableDef, sel: Option<&ast::Expr>) -> SqlResult<Option<Expr>> {
+    sel.map(|e| expr::compile(e, &mut Scope::plain(Some(def))))
+        .transpose()
+}
+
+/// The candidate rows of `def` that satisfy `cond`.
+fn matching<T: Tx>(
+    tx: &mut T,
+    def: &TableDef,
+    cond: Option<&Expr>,
+    params: &[Datum],
+) -> SqlResult<Vec<Row>> {
+    let path = access::choose(def, cond, params);
+    let rows = access::fetch(tx, def, &path)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (k, r) in rows {
+        let keep = match cond {
+            Some(c) => c.test(&Env {
+                row: &r,
+                params,
+                aggs: &[],
+            })?,
+            None => true,
+        };
+        if keep {
+            out.push((k, r));
+        }
+    }
+    Ok(out)
+}
+
+fn default_of(ty: SqlType) -> Datum {
+    match ty {
+        SqlType::Int => Datum::Int(0),
+        SqlType::Float => Datum::Float(0.0),
+        SqlType::Text(_) => Datum::Text(String::new()),
+        SqlType::Bool => Datum::Bool(false),
+    }
+}
+
+fn insert<T: Tx>(
+    tx: &mut T,
+    cat: &Catalog,
+    ins: &ast::Insert,
+    params: &[Datum],
+) -> SqlResult<Output> {
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT into a table function"));
+    };
+    if ins.on.is_some() || ins.returning.is_some() {
+        return Err(SqlError::unsupported("INSERT ... ON CONFLICT / RETURNING"));
+    }
+    let def = table(cat, name)?;
+    let targets: Vec<usize> = if ins.columns.is_empty() {
+        (0..def.columns.len()).collect()
+    } else {
+        ins.columns
+            .iter()
+            .map(|c| {
+                let n = expr::column_name(c);
+                def.column(&n).ok_or_else(|| SqlError::undefined_column(&n))
+            })
+            .collect::<SqlResult<_>>()?
+    };
+    let values = match ins.source.as_deref().map(|q| &*q.body) {
+        Some(ast::SetExpr::Values(v)) => &v.rows,
+        _ => return Err(SqlError::unsupported("INSERT without VALUES")),
+    };
+    let mut n = 0;
+    for tuple in values {
+        if tuple.len() != targets.len() {
+            return Err(SqlError::syntax(
+                "INSERT has more expressions than target columns or fewer",
+            ));
+        }
+        let mut row: Vec<Datum> = def.columns.iter().map(|c| default_of(c.ty)).collect();
+        for (e, &c) in tuple.iter().zip(&targets) {
+            let x = expr::compile(e, &mut Scope::plain(None))?;
+            let v = x.eval(&Env {
+                row: &[],
+                params,
+                aggs: &[],
+            })?;
+            row[c] = v.coerce(def.columns[c].ty, &def.columns[c].name)?;
+        }
+        insert_row(tx, def, row)?;
+        n += 1;
+    }
+    Ok(Output::Command(format!("INSERT 0 {n}")))
+}
+
+/// Inserts one coerced row and its index entries.
+fn insert_row<T: Tx>(tx: &mut T, def: &TableDef, row: Vec<Datum>) -> SqlResult<()> {
+    let key = if def.primary_key.is_empty() {
+        def.next_row_id.fetch_add(1, AtomicOrdering::Relaxed)
+    } else {
+        let vals: Vec<Datum> = def.primary_key.iter().map(|&c| row[c].clone()).collect();
+        key::primary(&def.name, &vals)?
+    };
+    if let Err(a) = tx.insert(def.storage, key, |r| {
+        for (c, d) in row.iter().enumerate() {
+            d.write(r, c);
+        }
+    }) {
+        let mut e = SqlError::from(a);
+        if e.code == "23505" {
+            let cols: Vec<&str> = def
+                .primary_key
+                .iter()
+                .map(|&c| def.columns[c].name.as_str())
+                .collect();
+            let vals: Vec<String> = def
+                .primary_key
+                .iter()
+                .map(|&c| row[c].to_string())
+                .collect();
+            e.message = format!(
+                "duplicate key value violates unique constraint \"{}_pkey\": Key ({})=({}) already exists.",
+                def.name,
+                cols.join(", "),
+                vals.join(", ")
+            );
+        }
+        return Err(e);
+    }
+    for idx in &def.indexes {
+        index::add(tx, idx, &row[idx.column], key)?;
+    }
+    Ok(())
+}
+
+fn update<T: Tx>(
+    tx: &mut T,
+    def: &TableDef,
+    assignments: &[ast::Assignment],
+    sel: Option<&ast::Expr>,
+    params: &[Datum],
+) -> SqlResult<Output> {
+    let mut sets = Vec::new();
+    for a in assignments {
+        let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::unsupported("tuple assignment"));
+        };
+        let name = expr::object_name(n)?;
+        let c = def
+            .column(&name)
+            .ok_or_else(|| SqlError::undefined_column(&name))?;
+        if def.primary_key.contains(&c) {
+            return Err(SqlError::unsupported(format!(
+                "updating primary key column \"{name}\""
+            )));
+        }
+        sets.push((c, expr::compile(&a.value, &mut Scope::plain(Some(def)))?));
+    }
+    let cond = where_clause(def, sel)?;
+    let rows = matching(tx, def, cond.as_ref(), params)?;
+    let cols = ColumnSet::of(&sets.iter().map(|(c, _)| *c).collect::<Vec<_>>());
+    for (key, old) in &rows {
+        let mut new = old.clone();
+        for (c, e) in &sets {
+            let v = e.eval(&Env {
+                row: old,
+                params,
+                aggs: &[],
+            })?;
+            new[*c] = v.coerce(def.columns[*c].ty, &def.columns[*c].name)?;
+        }
+        tx.update(def.storage, *key, cols, |r| {
+            for (c, _) in &sets {
+                new[*c].write(r, *c);
+            }
+        })?;
+        for idx in &def.indexes {
+            let (a, b) = (&old[idx.column], &new[idx.column]);
+            if a != b {
+                index::remove(tx, idx, a, *key)?;
+                index::add(tx, idx, b, *key)?;
+            }
+        }
+    }
+    Ok(Output::Command(format!("UPDATE {}", rows.len())))
+}
+
+fn delete<T: Tx>(
+    tx: &mut T,
+    def: &TableDef,
+    sel: Option<&ast::Expr>,
+    params: &[Datum],
+) -> SqlResult<Output> {
+    let cond = where_clause(def, sel)?;
+    let rows = matching(tx, def, cond.as_ref(), params)?;
+    for (key, old) in &rows {
+        tx.delete(def.storage, *key)?;
+        for idx in &def.indexes {
+            index::remove(tx, idx, &old[idx.column], *key)?;
+        }
+    }
+    Ok(Output::Command(format!("DELETE {}", rows.len())))
+}
+
+/// PostgreSQL's name for an unaliased output column.
+fn output_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => expr::column_name(id),
+        ast::Expr::CompoundIdentifier(ids) => ids.last().map(expr::column_name).unwrap_or_default(),
+        ast::Expr::Function(f) => f.name.to_string().to_lowercase(),
+        ast::Expr::Nested(x) => output_name(x),
+        _ => "?column?".into(),
+    }
+}
+
+/// Per-group aggregate state.
+fn fold(agg: &Agg, rows: &[&Vec<Datum>], params: &[Datum]) -> SqlResult<Datum> {
+    let mut acc = Datum::Null;
+    let mut count = 0i64;
+    for r in rows {
+        let v = match &agg.arg {
+            Some(e) => e.eval(&Env {
+                row: r,
+                params,
+                aggs: &[],
+            })?,
+            None => Datum::Int(1),
+        };
+        if v == Datum::Null {
+            continue;
+        }
+        count += 1;
+        acc = match (agg.func, acc) {
+            (AggFn::Sum, Datum::Null) => v,
+            (AggFn::Sum, a) => match (a, v) {
+                (Datum::Int(x), Datum::Int(y)) => Datum::Int(
+                    x.checked_add(y)
+                        .ok_or_else(|| SqlError::new("22003", "bigint out of range"))?,
+                ),
+                (Datum::Int(x), Datum::Float(y)) | (Datum::Float(y), Datum::Int(x)) => {
+                    Datum::Float(x as f64 + y)
+                }
+                (Datum::Float(x), Datum::Float(y)) => Datum::Float(x + y),
+                (_, v) => {
+                    return Err(SqlError::mismatch(format!(
+                        "function sum({}) does not exist",
+                        v.type_name()
+                    )))
+                }
+            },
+            (AggFn::Min, Datum::Null) | (AggFn::Max, Datum::Null) => v,
+            (AggFn::Min, a) => {
+                if v.sort_cmp(&a) == Ordering::Less {
+                    v
+                } else {
+                    a
+                }
+            }
+            (AggFn::Max, a) => {
+                if v.sort_cmp(&a) == Ordering::Greater {
+                    v
+                } else {
+                    a
+                }
+            }
+            (AggFn::Count | AggFn::CountStar, _) => Datum::Null,
+        };
+    }
+    Ok(match agg.func {
+        AggFn::Count | AggFn::CountStar => Datum::Int(count),
+        _ => acc,
+    })
+}
+
+fn const_int(e: &ast::Expr, params: &[Datum], what: &str) -> SqlResult<i64> {
+    let x = expr::compile(e, &mut Scope::plain(None))?;
+    match x.eval(&Env {
+        row: &[],
+        params,
+        aggs: &[],
+    })? {
+        Datum::Int(n) if n >= 0 => Ok(n),
+        d => Err(SqlError::mismatch(format!(
+            "{what} must be a non-negative integer, not {d}"
+        ))),
+    }
+}
+
+fn select<T: Tx>(
+    tx: &mut T,
+    cat: &Catalog,
+    q: &ast::Query,
+    params: &[Datum],
+) -> SqlResult<ResultSet> {
+    let ast::SetExpr::Select(s) = &*q.body else {
+        return Err(SqlError::unsupported(format!(
+            "query {}",
+            first_words(&q.body.to_string())
+        )));
+    };
+    if q.with.is_some() || s.distinct.is_some() || s.having.is_some() || q.fetch.is_some() {
+        return Err(SqlError::unsupported("WITH, DISTINCT, HAVING or FETCH"));
+    }
+    let def = from_single(&s.from)?.map(|n| table(cat, n)).transpose()?;
+    let mut aggs = Vec::new();
+    let mut names = Vec::new();
+    let mut items = Vec::new();
+    for item in &s.projection {
+        let mut scope = Scope {
+            table: def,
+            aggs: Some(&mut aggs),
+        };
+        match item {
+            ast::SelectItem::Wildcard(_) => {
+                let d = def.ok_or_else(|| SqlError::syntax("SELECT * with no tables specified"))?;
+                for (i, c) in d.columns.iter().enumerate() {
+                    names.push(c.name.clone());
+                    items.push(Expr::Col(i));
+                }
+            }
+            ast::SelectItem::UnnamedExpr(e) => {
+                names.push(output_name(e));
+                items.push(expr::compile(e, &mut scope)?);
+            }
+            ast::SelectItem::ExprWithAlias { expr: e, alias } => {
+                names.push(expr::column_name(alias));
+                items.push(expr::compile(e, &mut scope)?);
+            }
+            other => return Err(SqlError::unsupported(format!("select item {other}"))),
+        }
+    }
+    let group: Vec<Expr> = match &s.group_by {
+        ast::GroupByExpr::Expressions(es, mods) if mods.is_empty() => es
+            .iter()
+            .map(|e| expr::compile(e, &mut Scope::plain(def)))
+            .collect::<SqlResult<_>>()?,
+        ast::GroupByExpr::Expressions(..) | ast::GroupByExpr::All(_) => {
+            return Err(SqlError::unsupported("this GROUP BY"))
+        }
+    };
+    // ORDER BY: an output column (by name or position) or an expression.
+    enum Key {
+        Out(usize),
+        Expr(Expr),
+    }
+    let mut order = Vec::new();
+    if let Some(ob) = &q.order_by {
+        let ast::OrderByKind::Expressions(list) = &ob.kind else {
+            return Err(SqlError::unsupported("ORDER BY ALL"));
+        };
+        for o in list {
+            let k = match &o.expr {
+                ast::Expr::Identifier(id) if names.contains(&expr::column_name(id)) => Key::Out(
+                    names
+                        .iter()
+                        .position(|n| *n == expr::column_name(id))
+                        .expect("contained"),
+                ),
+                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                    let n = const_int(&o.expr, params, "ORDER BY position")? as usize;
+                    if n == 0 || n > names.len() {
+                        return Err(SqlError::new(
+                            "42P10",
+                            format!("ORDER BY position {n} is not in select list"),
+                        ));
+                    }
+                    Key::Out(n - 1)
+                }
+                e => Key::Expr(expr::compile(
+                    e,
+                    &mut Scope {
+                        table: def,
+                        aggs: Some(&mut aggs),
+                    },
+                )?),
+            };
+            order.push((k, o.options.asc != Some(false)));
+        }
+    }
+    let cond = match def {
+        Some(d) => where_clause(d, s.selection.as_ref())?,
+        None => s
+            .selection
+            .as_ref()
+            .map(|e| expr::compile(e, &mut Scope::plain(None)))
+            .transpose()?,
+    };
+    let rows: Vec<Row> = match def {
+        Some(d) => matching(tx, d, cond.as_ref(), params)?,
+        None => {
+            let keep = match &cond {
+                Some(c) => c.test(&Env {
+                    row: &[],
+                    params,
+                    aggs: &[],
+                })?,
+                None => true,
+            };
+            if keep {
+                vec![(0, Vec::new())]
+            } else {
+                Vec::new()
+            }
+        }
+    };
+    if !q.locks.is_empty() {
+        let d = def.ok_or_else(|| SqlError::syntax("FOR UPDATE needs a table"))?;
+        // Take each selected row for writing: an update that changes no column.
+        for (k, _) in &rows {
+            tx.update(d.storage, *k, ColumnSet::ALL, |_| ())?;
+        }
+    }
+    // Groups: (representative row, member rows).
+    let grouped = !aggs.is_empty() || !group.is_empty();
+    let mut groups: Vec<(Vec<Datum>, Vec<&Vec<Datum>>)> = Vec::new();
+    if grouped {
+        let null_row: Vec<Datum> = def
+            .map(|d| d.columns.iter().map(|_| Datum::Null).collect())
+            .unwrap_or_default();
+        let mut keys: Vec<Vec<Datum>> = Vec::new();
+        for (_, r) in &rows {
+            let env = Env {
+                row: r,
+                params,
+                aggs: &[],
+            };
+            let k: Vec<Datum> = group
+                .iter()
+                .map(|g| g.eval(&env))
+                .collect::<SqlResult<_>>()?;
+            match keys.iter().position(|x| {
+                x.iter()
+                    .zip(&k)
+                    .all(|(a, b)| a.sort_cmp(b) == Ordering::Equal)
+            }) {
+                Some(i) => groups[i].1.push(r),
+                None => {
+                    keys.push(k);
+                    groups.push((r.clone(), vec![r]));
+                }
+            }
+        }
+        if groups.is_empty() && group.is_empty() {
+            groups.push((null_row, Vec::new()));
+        }
+    }
+    let mut out: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::new();
+    let mut emit = |row: &[Datum], agg_vals: &[Datum]| -> SqlResult<()> {
+        let env = Env {
+            row,
+            params,
+            aggs: agg_vals,
+        };
+        let vals: Vec<Datum> = items
+            .iter()
+            .map(|e| e.eval(&env))
+            .collect::<SqlResult<_>>()?;
+        let keys: Vec<Datum> = order
+            .iter()
+            .map(|(k, _)| match k {
+                Key::Out(i) => Ok(vals[*i].clone()),
+                Key::Expr(e) => e.eval(&env),
+            })
+            .collect::<SqlResult<_>>()?;
+        out.push((keys, vals));
+        Ok(())
+    };
+    if grouped {
+        for (rep, members) in &groups {
+            let vals: Vec<Datum> = aggs
+                .iter()
+                .map(|a| fold(a, members, params))
+                .collect::<SqlResult<_>>()?;
+            emit(rep, &vals)?;
+        }
+    } else {
+        for (_, r) in &rows {
+            emit(r, &[])?;
+        }
+    }
+    if !order.is_empty() {
+        out.sort_by(|a, b| {
+            for (i, (_, asc)) in order.iter().enumerate() {
+                let o = a.0[i].sort_cmp(&b.0[i]);
+                let o = if *asc { o } else { o.reverse() };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let mut rows: Vec<Vec<Datum>> = out.into_iter().map(|(_, v)| v).collect();
+    if let Some(lc) = &q.limit_clause {
+        let (limit, offset) = match lc {
+            ast::LimitClause::LimitOffset { limit, offset, .. } => {
+                (limit.as_ref(), offset.as_ref().map(|o| &o.value))
+            }
+            ast::LimitClause::OffsetCommaLimit { offset, limit } => (Some(limit), Some(offset)),
+        };
+        if let Some(o) = offset {
+            let n = const_int(o, params, "OFFSET")? as usize;
+            rows.drain(..n.min(rows.len()));
+        }
+        if let Some(l) = limit {
+            rows.truncate(const_int(l, params, "LIMIT")? as usize);
+        }
+    }
+    Ok(ResultSet {
+        columns: names,
+        rows,
+    })
+}

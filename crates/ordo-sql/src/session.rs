@@ -1,0 +1,554 @@
+//! Sessions: each one a thread with its own protocol worker and, between `BEGIN` and `COMMIT`, its own
+//! open transaction.
+//!
+//! A transaction of Ordo's interactive API borrows its protocol and worker (`P::Tx<'w>`), so it lives
+//! in a stack frame of the session's thread, and statements arrive over a channel: a [`Session`] handle
+//! sends SQL text, the thread runs it and sends a [`Reply`]. The thread installs a
+//! [`WaitObserver`](ordo::txn::wait::WaitObserver), so whoever drives the session sees from the
+//! protocol itself when a statement is blocked on a lock ([`Session::observer`]).
+//!
+//! Transaction semantics follow PostgreSQL: a statement outside `BEGIN ... COMMIT` runs in its own
+//! transaction; any error inside a block aborts the transaction and later statements fail with
+//! `25P02` until `COMMIT` (which then reports `ROLLBACK`) or `ROLLBACK`.
+
+use crate::catalog::Catalog;
+use crate::ddl;
+use crate::engine::{self, Engine, Instance, MAX_SESSIONS};
+use crate::error::{SqlError, SqlResult};
+use crate::exec::{self, Output};
+use crate::value::Datum;
+use ordo::check::TxnRecord;
+use ordo::protocols::{Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::txn::wait::{self, WaitObserver};
+use ordo::txn::Tx;
+use sqlparser::ast::{self, Statement};
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Parses SQL text into statements (PostgreSQL dialect).
+pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    Ok(Parser::parse_sql(&PostgreSqlDialect {}, sql)?)
+}
+
+/// One statement's outcome.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StmtResult {
+    pub sql: String,
+    pub result: Result<Output, SqlError>,
+}
+
+/// How a transaction ended.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnEnd {
+    Committed,
+    RolledBack,
+    Aborted(SqlError),
+}
+
+/// What a session sends back for one request.
+#[derive(Debug, Default)]
+pub struct Reply {
+    pub results: Vec<StmtResult>,
+    /// Transactions that ended while running the request.
+    pub ends: Vec<TxnEnd>,
+    /// For a history request: the recorded transactions since the last one.
+    pub history: Vec<TxnRecord>,
+}
+
+enum Request {
+    Sql(String),
+    History,
+    Checkpoint,
+}
+
+/// A handle to a session thread.
+pub struct Session {
+    tx: Option<Sender<Request>>,
+    rx: Receiver<Reply>,
+    observer: WaitObserver,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// An engine of any protocol, as sessions see it.
+pub trait AnyEngine: Send + Sync {
+    /// Starts session `id` (a protocol worker id: distinct, below [`MAX_SESSIONS`]).
+    fn session(self: Arc<Self>, id: u32) -> Session;
+    /// The protocol's name.
+    fn protocol(&self) -> &'static str;
+}
+
+impl<P: Protocol> AnyEngine for Engine<P> {
+    fn session(self: Arc<Self>, id: u32) -> Session {
+        assert!((id as usize) < MAX_SESSIONS, "session id {id} out of range");
+        let (req_tx, req_rx) = channel();
+        let (rep_tx, rep_rx) = channel();
+        let observer = WaitObserver::new();
+        let obs = observer.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("sql-session-{id}"))
+            .spawn(move || {
+                wait::observe(Some(obs));
+                session_main(self, id, req_rx, rep_tx);
+            })
+            .expect("spawn session thread");
+        Session {
+            tx: Some(req_tx),
+            rx: rep_rx,
+            observer,
+            thread: Some(thread),
+        }
+    }
+    fn protocol(&self) -> &'static str {
+        P::INFO.name
+    }
+}
+
+/// Opens an empty engine under the protocol called `name`.
+pub fn open(
+    name: &str,
+    config: ProtocolConfig,
+    recording: bool,
+) -> Result<Arc<dyn AnyEngine>, ordo::protocols::UnknownProtocol> {
+    struct Open(ProtocolConfig, bool);
+    impl ProtocolVisitor for Open {
+        type Output = Arc<dyn AnyEngine>;
+        fn visit<P: Protocol>(self) -> Arc<dyn AnyEngine> {
+            Arc::new(Engine::<P>::new(self.0, self.1))
+        }
+    }
+    ordo::protocols::with_protocol(name, Open(config, recording))
+}
+
+impl Session {
+    /// Sends SQL text (one or more statements) without waiting.
+    pub fn send(&self, sql: &str) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Request::Sql(sql.to_string()));
+        }
+    }
+    /// Asks for the recorded history (reply in [`Reply::history`]).
+    pub fn send_history(&self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Request::History);
+        }
+    }
+    /// Rebuilds the engine's instance with the catalog unchanged, so every row becomes a loaded row
+    /// (version 0) and histories recorded afterwards stand on their own (see [`crate::engine`]).
+    pub fn checkpoint(&self) -> SqlResult<()> {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Request::Checkpoint);
+        }
+        match self.reply().results.pop() {
+            Some(StmtResult { result: Err(e), .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+    /// The reply to an earlier request, if it is ready.
+    pub fn try_reply(&self) -> Option<Reply> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Reply::default()),
+        }
+    }
+    /// Waits for the reply to an earlier request.
+    pub fn reply(&self) -> Reply {
+        self.rx.recv().unwrap_or_default()
+    }
+    /// Runs SQL text and waits for the outcome.
+    pub fn execute(&self, sql: &str) -> Reply {
+        self.send(sql);
+        self.reply()
+    }
+    /// Whether the session thread is blocked inside the protocol, and how many wait rounds it has
+    /// reported (see [`ordo::txn::wait`]).
+    pub fn observer(&self) -> &WaitObserver {
+        &self.observer
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A unit of work for the session thread.
+enum Item {
+    Stmt(Box<Statement>),
+    Failed(SqlError),
+    /// The end of a request: send the reply.
+    End,
+    History,
+    Checkpoint,
+}
+
+/// The channel side of a session thread.
+struct Conn {
+    rx: Receiver<Request>,
+    tx: Sender<Reply>,
+    pending: VecDeque<Item>,
+    reply: Reply,
+    prepared: HashMap<String, Statement>,
+}
+
+impl Conn {
+    fn next(&mut self) -> Option<Item> {
+        if let Some(i) = self.pending.pop_front() {
+            return Some(i);
+        }
+        match self.rx.recv().ok()? {
+            Request::History => Some(Item::History),
+            Request::Checkpoint => Some(Item::Checkpoint),
+            Request::Sql(text) => {
+                match parse(&text) {
+                    Ok(stmts) => self
+                        .pending
+                        .extend(stmts.into_iter().map(|s| Item::Stmt(Box::new(s)))),
+                    Err(e) => self.pending.push_back(Item::Failed(e)),
+                }
+                self.pending.push_back(Item::End);
+                self.pending.pop_front()
+            }
+        }
+    }
+    /// Drops the rest of the current request (after an error, as PostgreSQL does).
+    fn skip_request(&mut self) {
+        while let Some(i) = self.pending.front() {
+            if matches!(i, Item::End) {
+                break;
+            }
+            self.pending.pop_front();
+        }
+    }
+    fn push(&mut self, stmt: &Statement, result: SqlResult<Output>) {
+        let failed = result.is_err();
+        self.reply.results.push(StmtResult {
+            sql: stmt.to_string(),
+            result,
+        });
+        if failed {
+            self.skip_request();
+        }
+    }
+    fn push_err(&mut self, e: SqlError) {
+        self.reply.results.push(StmtResult {
+            sql: String::new(),
+            result: Err(e),
+        });
+        self.skip_request();
+    }
+    fn send(&mut self) {
+        let _ = self.tx.send(std::mem::take(&mut self.reply));
+    }
+}
+
+/// A session thread's state.
+struct State<P: Protocol> {
+    engine: Arc<Engine<P>>,
+    id: u32,
+    inst: Arc<Instance<P>>,
+    worker: P::Worker,
+}
+
+impl<P: Protocol> State<P> {
+    /// Moves to the engine's current instance if a rebuild happened.
+    fn refresh(&mut self) {
+        let cur = self.engine.current();
+        if cur.generation != self.inst.generation {
+            self.worker = cur.protocol.worker(self.id, self.engine.recording());
+            self.inst = cur;
+        }
+    }
+}
+
+/// What kind of statement, for the transaction state machine.
+enum Kind {
+    Begin,
+    Commit,
+    Rollback,
+    Ddl,
+    /// Runs no transaction (SET, PREPARE, DEALLOCATE).
+    Local,
+    /// DML or a query (possibly through EXECUTE), with its parameters.
+    Dml(Box<Statement>, Vec<Datum>),
+}
+
+fn classify(stmt: &Statement, prepared: &HashMap<String, Statement>) -> SqlResult<Kind> {
+    Ok(match stmt {
+        Statement::StartTransaction { statements, .. } if statements.is_empty() => Kind::Begin,
+        Statement::Commit { chain: false, .. } => Kind::Commit,
+        Statement::Rollback {
+            chain: false,
+            savepoint: None,
+        } => Kind::Rollback,
+        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => Kind::Ddl,
+        Statement::Set(_) | Statement::Prepare { .. } | Statement::Deallocate { .. } => Kind::Local,
+        Statement::Execute {
+            name: Some(name),
+            parameters,
+            immediate: false,
+            ..
+        } => {
+            let n = crate::expr::object_name(name)?;
+            let inner = prepared.get(&n).ok_or_else(|| {
+                SqlError::new(
+                    "26000",
+                    format!("prepared statement \"{n}\" does not exist"),
+                )
+            })?;
+            let params = parameters
+                .iter()
+                .map(engine::constant)
+                .collect::<SqlResult<_>>()?;
+            Kind::Dml(Box::new(inner.clone()), params)
+        }
+        other => Kind::Dml(Box::new(other.clone()), Vec::new()),
+    })
+}
+
+fn local(stmt: &Statement, conn: &mut Conn) -> SqlResult<Output> {
+    match stmt {
+        Statement::Prepare {
+            name, statement, ..
+        } => {
+            conn.prepared
+                .insert(crate::expr::column_name(name), (**statement).clone());
+            Ok(Output::Command("PREPARE".into()))
+        }
+        Statement::Deallocate { name, .. } => {
+            conn.prepared.remove(&crate::expr::column_name(name));
+            Ok(Output::Command("DEALLOCATE".into()))
+        }
+        // SET TRANSACTION ISOLATION LEVEL and planner settings: accepted; the protocol decides isolation.
+        _ => Ok(Output::Command("SET".into())),
+    }
+}
+
+fn ddl_catalog(stmt: &Statement, cat: &Catalog) -> SqlResult<(Option<Catalog>, &'static str)> {
+    match stmt {
+        Statement::CreateTable(ct) => Ok((ddl::create_table(cat, ct)?, "CREATE TABLE")),
+        Statement::CreateIndex(ci) => Ok((ddl::create_index(cat, ci)?, "CREATE INDEX")),
+        Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            ..
+        } => Ok((
+            ddl::drop(cat, object_type, names, *if_exists)?,
+            if *object_type == ast::ObjectType::Index {
+                "DROP INDEX"
+            } else {
+                "DROP TABLE"
+            },
+        )),
+        _ => unreachable!("classified as DDL"),
+    }
+}
+
+fn session_main<P: Protocol>(
+    engine: Arc<Engine<P>>,
+    id: u32,
+    rx: Receiver<Request>,
+    tx: Sender<Reply>,
+) {
+    let inst = engine.current();
+    let worker = inst.protocol.worker(id, engine.recording());
+    let mut st = State {
+        engine,
+        id,
+        inst,
+        worker,
+    };
+    let mut conn = Conn {
+        rx,
+        tx,
+        pending: VecDeque::new(),
+        reply: Reply::default(),
+        prepared: HashMap::new(),
+    };
+    while let Some(item) = conn.next() {
+        match item {
+            Item::End => conn.send(),
+            Item::History => {
+                conn.reply.history = P::recorder(&mut st.worker).take();
+                conn.send();
+            }
+            Item::Checkpoint => {
+                st.refresh();
+                let cat = st.inst.catalog.clone();
+                if let Err(e) = st.engine.rebuild(&mut st.worker, cat) {
+                    conn.push_err(e);
+                }
+                st.refresh();
+                // Start the new instance with an empty history.
+                let _ = P::recorder(&mut st.worker).take();
+                conn.send();
+            }
+            Item::Failed(e) => conn.push_err(e),
+            Item::Stmt(stmt) => outside_block(&mut st, &mut conn, stmt),
+        }
+    }
+}
+
+/// A statement outside a transaction block.
+fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Box<Statement>) {
+    let kind = match classify(&stmt, &conn.prepared) {
+        Ok(k) => k,
+        Err(e) => {
+            conn.push(&stmt, Err(e));
+            return;
+        }
+    };
+    match kind {
+        Kind::Begin => {
+            conn.push(&stmt, Ok(Output::Command("BEGIN".into())));
+            block(st, conn);
+        }
+        Kind::Commit | Kind::Rollback => {
+            // PostgreSQL: a WARNING (no transaction in progress), not an error.
+            let tag = if matches!(kind_of(&stmt), "COMMIT") {
+                "COMMIT"
+            } else {
+                "ROLLBACK"
+            };
+            conn.push(&stmt, Ok(Output::Command(tag.into())));
+        }
+        Kind::Local => {
+            let r = local(&stmt, conn);
+            conn.push(&stmt, r);
+        }
+        Kind::Ddl => {
+            st.refresh();
+            let r = ddl_catalog(&stmt, &st.inst.catalog).and_then(|(next, tag)| {
+                if let Some(next) = next {
+                    st.engine.rebuild(&mut st.worker, next)?;
+                }
+                Ok(Output::Command(tag.into()))
+            });
+            conn.push(&stmt, r);
+        }
+        Kind::Dml(inner, params) => {
+            let engine = st.engine.clone();
+            let _shared = engine.gate.read().expect("gate");
+            st.refresh();
+            let inst = st.inst.clone();
+            let mut tx = inst.protocol.begin(&mut st.worker);
+            let r = exec::execute(&mut tx, &inst.catalog, &inner, &params);
+            let r = match r {
+                Ok(out) => tx.commit().map(|()| out).map_err(SqlError::from),
+                Err(e) => {
+                    tx.abort();
+                    Err(e)
+                }
+            };
+            conn.reply.ends.push(match &r {
+                Ok(_) => TxnEnd::Committed,
+                Err(e) => TxnEnd::Aborted(e.clone()),
+            });
+            conn.push(&stmt, r);
+        }
+    }
+}
+
+fn kind_of(stmt: &Statement) -> &'static str {
+    match stmt {
+        Statement::Commit { .. } => "COMMIT",
+        _ => "ROLLBACK",
+    }
+}
+
+/// Runs statements inside `BEGIN ... COMMIT/ROLLBACK`, across requests.
+fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn) {
+    let engine = st.engine.clone();
+    let _shared = engine.gate.read().expect("gate");
+    st.refresh();
+    let inst = st.inst.clone();
+    let mut tx = Some(inst.protocol.begin(&mut st.worker));
+    loop {
+        let Some(item) = conn.next() else { return };
+        let stmt = match item {
+            Item::End => {
+                conn.send();
+                continue;
+            }
+            Item::History | Item::Checkpoint => {
+                // Not available while a transaction is open.
+                conn.push_err(SqlError::new(
+                    "25001",
+                    "not available inside a transaction block",
+                ));
+                conn.send();
+                continue;
+            }
+            Item::Failed(e) => {
+                if let Some(t) = tx.take() {
+                    t.abort();
+                    conn.reply.ends.push(TxnEnd::Aborted(e.clone()));
+                }
+                conn.push_err(e);
+                continue;
+            }
+            Item::Stmt(s) => s,
+        };
+        let kind = classify(&stmt, &conn.prepared);
+        let result = match kind {
+            Ok(Kind::Commit) => {
+                let r = match tx.take() {
+                    Some(t) => match t.commit() {
+                        Ok(()) => {
+                            conn.reply.ends.push(TxnEnd::Committed);
+                            Ok(Output::Command("COMMIT".into()))
+                        }
+                        Err(a) => {
+                            let e = SqlError::from(a);
+                            conn.reply.ends.push(TxnEnd::Aborted(e.clone()));
+                            Err(e)
+                        }
+                    },
+                    None => Ok(Output::Command("ROLLBACK".into())),
+                };
+                conn.push(&stmt, r);
+                return;
+            }
+            Ok(Kind::Rollback) => {
+                if let Some(t) = tx.take() {
+                    t.abort();
+                    conn.reply.ends.push(TxnEnd::RolledBack);
+                }
+                conn.push(&stmt, Ok(Output::Command("ROLLBACK".into())));
+                return;
+            }
+            _ if tx.is_none() => Err(SqlError::in_failed_transaction()),
+            // PostgreSQL: a WARNING (already in progress).
+            Ok(Kind::Begin) => Ok(Output::Command("BEGIN".into())),
+            Ok(Kind::Local) => local(&stmt, conn),
+            Ok(Kind::Ddl) => Err(SqlError::unsupported(
+                "DDL inside a transaction block (Ordo rebuilds the protocol instance on DDL)",
+            )),
+            Ok(Kind::Dml(inner, params)) => exec::execute(
+                tx.as_mut().expect("checked above"),
+                &inst.catalog,
+                &inner,
+                &params,
+            ),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &result {
+            // Any error aborts the transaction, as in PostgreSQL.
+            if let Some(t) = tx.take() {
+                t.abort();
+                conn.reply.ends.push(TxnEnd::Aborted(e.clone()));
+            }
+        }
+        conn.push(&stmt, result);
+    }
+}

@@ -1,0 +1,233 @@
+//! The SQL layer through sessions: statements, errors with SQLSTATE, transactions, prepared
+//! statements, indexes and DDL, under several protocols.
+
+use ordo::protocols::ProtocolConfig;
+use ordo_sql::exec::Output;
+use ordo_sql::session::{self, Reply, Session, TxnEnd};
+use ordo_sql::value::Datum;
+
+fn session(protocol: &str) -> Session {
+    session::open(protocol, ProtocolConfig::default(), false)
+        .unwrap()
+        .session(0)
+}
+
+/// Rows of the last result of `sql`.
+fn rows(s: &Session, sql: &str) -> Vec<Vec<Datum>> {
+    let r = s.execute(sql);
+    match &r.results.last().expect("a result").result {
+        Ok(Output::Rows(rs)) => rs.rows.clone(),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+fn err(r: &Reply) -> &'static str {
+    r.results
+        .iter()
+        .find_map(|x| x.result.as_ref().err())
+        .map(|e| e.code)
+        .unwrap_or("none")
+}
+
+fn ok(s: &Session, sql: &str) {
+    let r = s.execute(sql);
+    assert_eq!(err(&r), "none", "{sql}: {:?}", r.results);
+}
+
+const PROTOCOLS: [&str; 5] = ["nocc", "2pl-nowait", "2pl-waitdie", "2pl-detect", "silo"];
+
+#[test]
+fn queries_see_what_dml_wrote_under_every_protocol() {
+    for p in PROTOCOLS {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE t (k INT PRIMARY KEY, g INT, name VARCHAR(10), x DOUBLE, ok BOOLEAN)",
+        );
+        ok(&s, "CREATE INDEX t_g ON t (g)");
+        ok(
+            &s,
+            "INSERT INTO t VALUES (1, 10, 'a', 1.5, true), (2, 20, 'b', 2.5, false), (-3, 10, 'c', 0, true)",
+        );
+        assert_eq!(
+            rows(&s, "SELECT k FROM t ORDER BY k"),
+            vec![
+                vec![Datum::Int(-3)],
+                vec![Datum::Int(1)],
+                vec![Datum::Int(2)]
+            ],
+            "{p}: negative keys sort first"
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT name FROM t WHERE g = 10 AND ok ORDER BY name DESC"
+            ),
+            vec![vec![Datum::Text("c".into())], vec![Datum::Text("a".into())]],
+            "{p}: index equality"
+        );
+        ok(&s, "UPDATE t SET g = 30, x = x * 2 WHERE k = 1");
+        assert_eq!(
+            rows(&s, "SELECT count(*) FROM t WHERE g = 10"),
+            vec![vec![Datum::Int(1)]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT k, x FROM t WHERE g BETWEEN 25 AND 35"),
+            vec![vec![Datum::Int(1), Datum::Float(3.0)]],
+            "{p}: the index moved with the update"
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT g, count(*), sum(k) FROM t GROUP BY g ORDER BY g"
+            ),
+            vec![
+                vec![Datum::Int(10), Datum::Int(1), Datum::Int(-3)],
+                vec![Datum::Int(20), Datum::Int(1), Datum::Int(2)],
+                vec![Datum::Int(30), Datum::Int(1), Datum::Int(1)],
+            ]
+        );
+        ok(&s, "DELETE FROM t WHERE k % 2 = 0 OR NOT ok");
+        assert_eq!(
+            rows(&s, "SELECT k FROM t WHERE k IN (1, 2, -3) LIMIT 1"),
+            vec![vec![Datum::Int(-3)]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT max(k), min(name) FROM t"),
+            vec![vec![Datum::Int(1), Datum::Text("a".into())]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT sum(k) FROM t WHERE k > 100"),
+            vec![vec![Datum::Null]]
+        );
+    }
+}
+
+#[test]
+fn transactions_follow_postgres() {
+    let s = session("2pl-detect");
+    ok(&s, "CREATE TABLE t (k INT PRIMARY KEY, v INT)");
+    // Rollback undoes; an error aborts the block; later statements get 25P02; COMMIT says ROLLBACK.
+    ok(&s, "BEGIN; INSERT INTO t VALUES (1, 1); ROLLBACK");
+    assert!(rows(&s, "SELECT * FROM t").is_empty());
+    ok(&s, "INSERT INTO t VALUES (1, 1)");
+    let r = s.execute("BEGIN; UPDATE t SET v = 2 WHERE k = 1; INSERT INTO t VALUES (1, 5)");
+    assert_eq!(err(&r), "23505");
+    assert_eq!(
+        r.ends,
+        vec![TxnEnd::Aborted(r.results[2].result.clone().unwrap_err())]
+    );
+    assert_eq!(err(&s.execute("SELECT 1")), "25P02");
+    let r = s.execute("COMMIT");
+    assert_eq!(r.results[0].result, Ok(Output::Command("ROLLBACK".into())));
+    assert_eq!(rows(&s, "SELECT v FROM t"), vec![vec![Datum::Int(1)]]);
+    // Division by zero, unknown names, unsupported SQL: errors, not panics.
+    assert_eq!(err(&s.execute("SELECT 1 / 0")), "22012");
+    assert_eq!(err(&s.execute("SELECT nosuch FROM t")), "42703");
+    assert_eq!(err(&s.execute("SELECT * FROM t, t AS u")), "0A000");
+    assert_eq!(
+        err(&s.execute("SELECT * FROM t WHERE v LIKE 'a%'")),
+        "0A000"
+    );
+    assert_eq!(err(&s.execute("UPDATE t SET k = 2")), "0A000");
+    assert_eq!(err(&s.execute("INSERT INTO t VALUES (2, 'x')")), "42804");
+    assert_eq!(
+        err(&s.execute("CREATE TABLE w (a TEXT, b TEXT, PRIMARY KEY (a, b))")),
+        "0A000"
+    );
+    assert_eq!(
+        err(&s.execute(
+            "CREATE TABLE w2 (a TEXT PRIMARY KEY); INSERT INTO w2 VALUES ('more than eight')"
+        )),
+        "0A000"
+    );
+}
+
+#[test]
+fn prepared_statements_bind_parameters() {
+    let s = session("silo");
+    ok(
+        &s,
+        "CREATE TABLE t (a INT, b INT, c TEXT, PRIMARY KEY (a, b))",
+    );
+    ok(
+        &s,
+        "PREPARE ins(int, int, text) AS INSERT INTO t VALUES ($1, $2, $3)",
+    );
+    for (a, b) in [(1, 2), (1, 1), (0, 9)] {
+        ok(&s, &format!("EXECUTE ins({a}, {b}, 'r{a}{b}')"));
+    }
+    ok(
+        &s,
+        "PREPARE q AS SELECT c FROM t WHERE a = $1 AND b >= $2 ORDER BY b",
+    );
+    assert_eq!(
+        rows(&s, "EXECUTE q(1, 1)"),
+        vec![
+            vec![Datum::Text("r11".into())],
+            vec![Datum::Text("r12".into())]
+        ]
+    );
+    assert_eq!(err(&s.execute("EXECUTE nosuch(1)")), "26000");
+    assert_eq!(err(&s.execute("EXECUTE q(1)")), "42P02");
+}
+
+#[test]
+fn ddl_waits_for_no_one_and_keeps_the_data() {
+    let engine = session::open("2pl-nowait", ProtocolConfig::default(), false).unwrap();
+    let a = engine.clone().session(0);
+    let b = engine.session(1);
+    ok(
+        &a,
+        "CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 7), (2, 8)",
+    );
+    ok(&b, "BEGIN; SELECT * FROM t");
+    // A session inside a transaction keeps DDL out (the instance is rebuilt on DDL).
+    assert_eq!(err(&a.execute("CREATE INDEX ON t (v)")), "0A000");
+    ok(&b, "COMMIT");
+    ok(&a, "CREATE INDEX ON t (v)");
+    assert_eq!(
+        rows(&b, "SELECT k FROM t WHERE v > 7"),
+        vec![vec![Datum::Int(2)]]
+    );
+    ok(&a, "DROP TABLE t");
+    assert_eq!(err(&b.execute("SELECT * FROM t")), "42P01");
+}
+
+#[test]
+fn a_lock_wait_is_visible_to_the_driver() {
+    let engine = session::open(
+        "2pl-waitdie",
+        ProtocolConfig {
+            threads: 4,
+            lock_wait_timeout: std::time::Duration::from_secs(3600),
+        },
+        false,
+    )
+    .unwrap();
+    let a = engine.clone().session(0);
+    let b = engine.session(1);
+    ok(
+        &a,
+        "CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)",
+    );
+    ok(&b, "BEGIN");
+    ok(&a, "BEGIN; UPDATE t SET v = 1 WHERE k = 1");
+    // b began first, so it is the older transaction: under wait-die it waits for a instead of dying.
+    b.send("UPDATE t SET v = 2 WHERE k = 1");
+    // Only a failure bound: the wait itself is observed, not timed.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !b.observer().is_waiting() {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "b never reported its lock wait"
+        );
+        std::thread::yield_now();
+    }
+    assert!(b.try_reply().is_none());
+    ok(&a, "COMMIT");
+    let r = b.reply();
+    assert_eq!(err(&r), "none");
+    ok(&b, "COMMIT");
+    assert_eq!(rows(&a, "SELECT v FROM t"), vec![vec![Datum::Int(2)]]);
+}
