@@ -25,6 +25,7 @@ fn bad_tpcc_options_get_one_line_and_exit_code_2() {
         &["--warehouses", "0"],
         &["--warehouses", "x"],
         &["--warehouses", "70000"],
+        &["--warehouses", "1,1"],
         &["--mix", "nosuch"],
         &["--mix", "no=50,p=40"],
         &["--mix", "no=50,zz=50"],

@@ -172,7 +172,7 @@ impl WorkloadArgs {
                 .collect(),
             "tpcc" | "tpcc++" => self
                 .tpcc
-                .sweep()
+                .sweep()?
                 .into_iter()
                 .map(|(label, tpcc)| {
                     let mut one = self.clone();
