@@ -25,7 +25,7 @@ fn bad_tpcc_options_get_one_line_and_exit_code_2() {
         &["--warehouses", "0"],
         &["--warehouses", "x"],
         &["--warehouses", "70000"],
-        &["--warehouses", "1,4"],
+        &["--warehouses", "1,1"],
         &["--mix", "nosuch"],
         &["--mix", "no=50,p=40"],
         &["--mix", "no=50,zz=50"],
@@ -46,6 +46,43 @@ fn bad_tpcc_options_get_one_line_and_exit_code_2() {
             assert!(!err.contains("panicked"), "ordo {args:?}: {err}");
         }
     }
+}
+
+#[test]
+fn a_warehouse_list_is_a_bench_sweep_and_refused_by_verify() {
+    let o = ordo(&["verify", "-w", "tpcc", "--warehouses", "1,4", "-p", "nocc"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1);
+    let o = ordo(&[
+        "bench",
+        "-w",
+        "tpcc",
+        "--tiny",
+        "--warehouses",
+        "1,2",
+        "-p",
+        "nocc",
+        "-t",
+        "1",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("warehouses=1") && out.contains("warehouses=2"),
+        "{out}"
+    );
+    // TPC-C options under another workload are refused; -w tpcc++ takes them.
+    let o = ordo(&["bench", "-w", "ycsb", "--mix", "standard", "-p", "nocc"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = ordo(&[
+        "verify", "-w", "tpcc++", "--no-ytd", "-p", "nocc", "--txns", "200",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 #[test]

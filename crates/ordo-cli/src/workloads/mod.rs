@@ -170,10 +170,16 @@ impl WorkloadArgs {
                     (label, one)
                 })
                 .collect(),
-            // A workload with a `sweep` of its own gets an arm like ycsb's above, e.g. for a
-            // `TpccArgs::sweep(&self) -> Vec<(String, TpccArgs)>` (labels "warehouses=4"):
-            //     "tpcc" => self.tpcc.sweep().into_iter().map(|(label, tpcc)| {
-            //         let mut one = self.clone(); one.tpcc = tpcc; (label, one) }).collect(),
+            "tpcc" | "tpcc++" => self
+                .tpcc
+                .sweep()?
+                .into_iter()
+                .map(|(label, tpcc)| {
+                    let mut one = self.clone();
+                    one.tpcc = tpcc;
+                    (label, one)
+                })
+                .collect(),
             // A workload whose options take no lists is one point.
             _ => vec![(String::new(), self.clone())],
         };
@@ -206,6 +212,15 @@ impl WorkloadArgs {
             ("smallbank", self.smallbank.given()),
             ("sibench", self.sibench.given()),
             ("tatp", self.tatp.given()),
+            // -w tpcc and -w tpcc++ share their options.
+            (
+                if self.workload == "tpcc++" {
+                    "tpcc++"
+                } else {
+                    "tpcc"
+                },
+                self.tpcc.given(),
+            ),
         ];
         for (owner, option) in given {
             if let Some(option) = option {

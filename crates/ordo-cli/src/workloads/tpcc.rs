@@ -48,13 +48,18 @@ fn defaults(purpose: Purpose, plus_plus: bool) -> TpccConfig {
 
 impl TpccArgs {
     /// One run per `--warehouses` value: (label, the arguments with that single value). One entry with
-    /// an empty label when no list was given. (`ordo bench` sweeps are wired separately.)
-    #[allow(dead_code)]
-    pub fn sweep(&self) -> Vec<(String, TpccArgs)> {
+    /// an empty label when no list was given. A value listed twice is an error.
+    pub fn sweep(&self) -> Result<Vec<(String, TpccArgs)>, UsageError> {
         if self.warehouses.len() <= 1 {
-            return vec![(String::new(), self.clone())];
+            return Ok(vec![(String::new(), self.clone())]);
         }
-        self.warehouses
+        for (i, w) in self.warehouses.iter().enumerate() {
+            if self.warehouses[..i].contains(w) {
+                return Err(UsageError(format!("--warehouses lists {w} twice")));
+            }
+        }
+        Ok(self
+            .warehouses
             .iter()
             .map(|&w| {
                 (
@@ -65,7 +70,19 @@ impl TpccArgs {
                     },
                 )
             })
-            .collect()
+            .collect())
+    }
+
+    /// The first TPC-C option given, if any (for refusing it under another workload).
+    pub fn given(&self) -> Option<&'static str> {
+        [
+            (!self.warehouses.is_empty(), "--warehouses"),
+            (self.tiny, "--tiny"),
+            (self.mix.is_some(), "--mix"),
+            (self.no_ytd, "--no-ytd"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name))
     }
 
     /// Builds the workload (`plus_plus`: chosen as `-w tpcc++`).
@@ -106,7 +123,7 @@ mod tests {
             tiny: true,
             ..TpccArgs::default()
         };
-        let runs = args.sweep();
+        let runs = args.sweep().unwrap_or_else(|e| panic!("{}", e.0));
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[1].0, "warehouses=4");
         assert_eq!(runs[1].1.warehouses, vec![4]);
@@ -117,7 +134,12 @@ mod tests {
             .unwrap_or_else(|e| panic!("{}", e.0));
         assert_eq!(w.config().warehouses, 4);
         assert!(args.build(Purpose::Bench, false).is_err());
-        assert_eq!(TpccArgs::default().sweep().len(), 1);
+        assert_eq!(TpccArgs::default().sweep().map(|s| s.len()).ok(), Some(1));
+        let twice = TpccArgs {
+            warehouses: vec![2, 1, 2],
+            ..TpccArgs::default()
+        };
+        assert!(twice.sweep().is_err_and(|e| e.0.contains("twice")));
     }
 
     #[test]

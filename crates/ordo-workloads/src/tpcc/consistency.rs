@@ -5,6 +5,7 @@
 //! 3. For each district: `max(NO_O_ID) − min(NO_O_ID) + 1` = number of its NEW-ORDER rows.
 //! 4. For each district: `sum(O_OL_CNT)` = number of its ORDER-LINE rows.
 //!
+//! NEW-ORDER's fence rows ([`FENCE_O_ID`]) are not orders and are skipped.
 //! Besides, the secondary index ORDER_BY_CUSTOMER must hold exactly one entry per ORDER row.
 //! The check reads the tables directly (no transaction): call it only when no worker is running.
 
@@ -37,6 +38,9 @@ pub fn check<M: Default + Send + Sync>(db: &Database<M>, warehouses: u32) -> Res
     }
     let mut new_orders: HashMap<u64, (u32, u32, u64)> = HashMap::new();
     for key in db.table(NEW_ORDER).present_keys() {
+        if order_id(key) == FENCE_O_ID {
+            continue;
+        }
         let e = new_orders
             .entry(order_district(key))
             .or_insert((u32::MAX, 0, 0));

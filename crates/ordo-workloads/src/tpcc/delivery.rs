@@ -5,6 +5,8 @@
 //! | piece | does                                                                  | depends on |
 //! |-------|-----------------------------------------------------------------------|------------|
 //! | A     | scan NEW-ORDER over `(w, d, *)` for the oldest order (first key)      | –          |
+//!
+//! (The range ends before the district's fence row, [`FENCE_O_ID`].)
 //! | B     | delete that NEW-ORDER; set the ORDER's carrier, read o_c_id, o_ol_cnt | A          |
 //! | C     | set each ORDER-LINE's delivery date, sum amounts; CUSTOMER balance += sum, delivery_cnt++ | B |
 //!
@@ -86,7 +88,7 @@ impl Delivery {
     fn new_orders(&self, d: u32) -> (u64, u64) {
         (
             order_key(self.w, d, self.from[d as usize - 1]),
-            order_key(self.w, d, u32::MAX),
+            order_key(self.w, d, FENCE_O_ID - 1),
         )
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! Per district: `customers` customers (3,000; 100 with `--tiny`), one history row each, as many orders
 //! (o_c_id a random permutation of the customers), the last 30% of them undelivered (in NEW-ORDER, no
-//! carrier, order lines with an amount and no delivery date), `d_next_o_id` = customers + 1.
+//! carrier, order lines with an amount and no delivery date), `d_next_o_id` = customers + 1; and the
+//! district's NEW-ORDER fence row ([`FENCE_O_ID`]).
 
 use super::random::{astring, data_original, last_name, nstring, nurand, zip, NuRandC};
 use super::schema::*;
@@ -289,6 +290,11 @@ impl<'a, M: Default + Send + Sync> Loader<'a, M> {
             self.db.table(ORDER_LINE),
             self.db.table(ORDER_BY_CUSTOMER),
         );
+        new_orders.load(order_key(w, d, FENCE_O_ID), scratch, |r| {
+            r.set_int(NO_D_ID, d as i64);
+            r.set_int(NO_W_ID, w as i64);
+            Ok(())
+        })?;
         let items = self.cfg.items();
         let cut = delivered(customers);
         for o in 1..=customers {

@@ -42,6 +42,14 @@ pub const CUSTOMER_BY_NAME: TableId = 9;
 /// Secondary index: orders by customer (key [`order_cust_key`]), for Order-Status and Credit Check.
 pub const ORDER_BY_CUSTOMER: TableId = 10;
 
+/// The o_id of each district's NEW-ORDER **fence** row: a row no transaction reads or writes, loaded
+/// after the district's real new orders. It keeps next-key locking inside the district: an insert at
+/// the end of district d locks its successor, which is the fence rather than district d+1's oldest new
+/// order — and rather than the run of tombstones delivered orders leave there, which 2PL's insert
+/// locks through up to the first present key (`ordo::protocols::twopl`). Delivery's scan stops before
+/// it and the consistency check skips it.
+pub const FENCE_O_ID: u32 = u32::MAX;
+
 /// Most warehouses the key layouts hold.
 pub const MAX_WAREHOUSES: u32 = 1 << 16;
 /// Districts per warehouse.

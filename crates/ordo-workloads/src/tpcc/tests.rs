@@ -37,7 +37,11 @@ fn population_has_the_specified_cardinalities() {
     assert_eq!(n(CUSTOMER), 30_000);
     assert_eq!(n(HISTORY), 30_000);
     assert_eq!(n(ORDER), 30_000);
-    assert_eq!(n(NEW_ORDER), 9_000);
+    assert_eq!(
+        n(NEW_ORDER),
+        9_000 + 10,
+        "new orders and one fence row per district"
+    );
     assert_eq!(n(ITEM), 100_000);
     assert_eq!(n(STOCK), 100_000);
     assert_eq!(n(CUSTOMER_BY_NAME), 30_000);
@@ -488,5 +492,12 @@ fn delivery_scan_marks_never_pass_an_undelivered_order() {
     }
     assert!(delivered > 700, "{delivered} orders delivered");
     assert!((1..=DISTRICTS).all(|d| w.oldest.get(1, d) > load::delivered(100)));
+    let fences = p.db().table(NEW_ORDER).present_keys();
+    for d in 1..=DISTRICTS {
+        assert!(
+            fences.contains(&order_key(1, d, FENCE_O_ID)),
+            "district {d} lost its fence"
+        );
+    }
     w.check(p.db()).unwrap();
 }
