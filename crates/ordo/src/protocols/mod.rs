@@ -147,6 +147,10 @@ registry!(
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
     silo::Silo,
+    vll::Vll<vll::Basic>,
+    vll::Vll<vll::WithSca>,
+    vll::Vll<vll::ArrayedCounters>,
+    vll::Vll<vll::Ranges>,
 );
 
 /// The names of every protocol.
