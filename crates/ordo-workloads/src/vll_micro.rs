@@ -327,7 +327,7 @@ mod tests {
                 ..ok.clone()
             },
             VllMicroConfig {
-                records: 50,
+                records: 15,
                 ci: 0.1,
                 ..ok.clone()
             },
