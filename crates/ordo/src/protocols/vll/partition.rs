@@ -82,8 +82,25 @@ impl<S: LockScheme> Partition<S> {
         locks: &[S::Request],
         alone: bool,
     ) -> (Seq, bool) {
+        self.finish_and_begin(db, None, owner, locks, alone)
+    }
+
+    /// `FinishTransaction(finish)` (if any) and `BeginTransaction` in one critical section: a worker
+    /// that just ran a free transaction releases it and enqueues its next one with a single latch
+    /// acquisition.
+    pub fn finish_and_begin(
+        &self,
+        db: &Database<S::Meta>,
+        finish: Option<Seq>,
+        owner: u32,
+        locks: &[S::Request],
+        alone: bool,
+    ) -> (Seq, bool) {
         let mut g = self.inner.lock();
         let inner = &mut *g;
+        if let Some(seq) = finish {
+            Self::finish_locked(inner, db, seq);
+        }
         let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
         for r in locks {
             // No short-circuit: every request is counted, granted or not.
@@ -108,7 +125,11 @@ impl<S: LockScheme> Partition<S> {
     /// `FinishTransaction`: releases the locks of transaction `seq` and removes it from the queue.
     pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq) {
         let mut g = self.inner.lock();
-        let inner = &mut *g;
+        Self::finish_locked(&mut g, db, seq);
+        self.publish(&g);
+    }
+
+    fn finish_locked(inner: &mut Inner<S>, db: &Database<S::Meta>, seq: Seq) {
         let q = inner
             .queue
             .remove(seq)
@@ -120,7 +141,6 @@ impl<S: LockScheme> Partition<S> {
         if inner.spare.len() < 64 {
             inner.spare.push(q.locks);
         }
-        self.publish(inner);
     }
 
     /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical section.

@@ -112,14 +112,18 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         }
     }
 
-    /// Fails unless the locks cover `key` (for writing if `write`).
+    /// Fails unless the locks cover `key` (for writing if `write`); returns the record's slot if the
+    /// lock knows it.
     #[inline]
-    fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<()> {
+    fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
         self.check_live()?;
-        match self.held {
-            Held::Alone { .. } => Ok(()),
-            Held::Locks(l) if S::allows(l, table, key, write) => Ok(()),
-            Held::Locks(_) => Err(self.fail_detail(
+        let found = match self.held {
+            Held::Alone { .. } => return Ok(None),
+            Held::Locks(l) => S::allows(l, table, key, write),
+        };
+        match found {
+            Some(rid) => Ok(rid),
+            None => Err(self.fail_detail(
                 AbortReason::Validation,
                 format!(
                     "{} key {key} of table {table} is not covered by the transaction's locks \
@@ -204,10 +208,14 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         self.w.buf.resize(t.schema().row_words(), 0);
     }
 
-    /// The slot and version word of a key (absent if the key was never indexed).
+    /// The slot and version word of a key (absent if the key was never indexed); `hint` is the slot
+    /// the lock request resolved.
     #[inline]
-    fn slot(t: &Table<S::Meta>, key: u64) -> Option<(RowId, u64)> {
-        let rid = t.lookup(key)?;
+    fn slot(t: &Table<S::Meta>, key: u64, hint: Option<RowId>) -> Option<(RowId, u64)> {
+        let rid = match hint {
+            Some(r) => r,
+            None => t.lookup(key)?,
+        };
         Some((rid, t.version(rid).load(Ordering::Acquire)))
     }
 }
@@ -218,9 +226,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.check(table, key, false)?;
+        let hint = self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key).filter(|(_, v)| v & ABSENT == 0) else {
+        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
             self.w.rec.read(table, key, ABSENT);
             return Ok(None);
         };
@@ -237,9 +245,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        self.check(table, key, true)?;
+        let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key).filter(|(_, v)| v & ABSENT == 0) else {
+        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
             self.w.rec.read(table, key, ABSENT);
             return Ok(None);
         };
@@ -263,9 +271,12 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         key: u64,
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
-        self.check(table, key, true)?;
+        let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let (rid, _) = t.get_or_create(key);
+        let rid = match hint {
+            Some(r) => r,
+            None => t.get_or_create(key).0,
+        };
         if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
             return Err(self.fail_detail(
                 AbortReason::DuplicateKey,
@@ -281,9 +292,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     }
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.check(table, key, true)?;
+        let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key).filter(|(_, v)| v & ABSENT == 0) else {
+        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
             self.w.rec.read(table, key, ABSENT);
             return Ok(false);
         };
