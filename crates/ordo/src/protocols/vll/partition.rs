@@ -50,6 +50,9 @@ pub struct Partition<S: LockScheme> {
     inner: Mutex<Inner<S>>,
     front: AtomicU64,
     blocked: AtomicUsize,
+    /// Counts `FinishTransaction`s: only a finish can make a blocked transaction runnable, so SCA
+    /// need not run again until this moves.
+    finishes: AtomicU64,
 }
 
 impl<S: LockScheme> Partition<S> {
@@ -64,6 +67,7 @@ impl<S: LockScheme> Partition<S> {
             }),
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
+            finishes: AtomicU64::new(0),
         }
     }
 
@@ -100,6 +104,7 @@ impl<S: LockScheme> Partition<S> {
         let inner = &mut *g;
         if let Some(seq) = finish {
             Self::finish_locked(inner, db, seq);
+            self.finishes.fetch_add(1, Ordering::Release);
         }
         let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
         for r in locks {
@@ -126,7 +131,14 @@ impl<S: LockScheme> Partition<S> {
     pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq) {
         let mut g = self.inner.lock();
         Self::finish_locked(&mut g, db, seq);
+        self.finishes.fetch_add(1, Ordering::Release);
         self.publish(&g);
+    }
+
+    /// How many transactions have finished so far (see [`Self::sca`]).
+    #[inline]
+    pub fn finishes(&self) -> u64 {
+        self.finishes.load(Ordering::Acquire)
     }
 
     fn finish_locked(inner: &mut Inner<S>, db: &Database<S::Meta>, seq: Seq) {

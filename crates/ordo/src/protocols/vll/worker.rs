@@ -120,6 +120,9 @@ impl<F: Flavor> Vll<F> {
         };
         let mut exhausted = false;
         let mut idle = 0;
+        // `finishes()` when SCA last found nothing: until another transaction finishes, it would find
+        // nothing again (enqueues add only younger transactions), so it is not rerun.
+        let mut sca_seen = u64::MAX;
         loop {
             // 1. The head rule: my oldest blocked transaction is the front of the queue.
             if let Some(p) = st.pending.front() {
@@ -156,7 +159,12 @@ impl<F: Flavor> Vll<F> {
                 return;
             }
             // 3. The queue is full: selective contention analysis, for one of my transactions.
-            if F::SCA && !st.pending.is_empty() && part.blocked() >= self.blocked_limit {
+            if F::SCA
+                && !st.pending.is_empty()
+                && part.blocked() >= self.blocked_limit
+                && part.finishes() != sca_seen
+            {
+                let epoch = part.finishes();
                 if let Some(seq) = part.sca(w.id) {
                     let i = st
                         .pending
@@ -168,6 +176,7 @@ impl<F: Flavor> Vll<F> {
                     idle = 0;
                     continue;
                 }
+                sca_seen = epoch;
             }
             pause(&mut idle);
         }
