@@ -83,9 +83,19 @@ pub struct VllTx<'w, S: LockScheme> {
     id: TxnId,
     aborted: Option<AbortReason>,
     done: bool,
+    /// Keep an undo log (off only for transactions VLL can never abort once they run).
+    undo: bool,
+    /// Installed a write (without undo, an abort after that would be a broken promise).
+    wrote: bool,
 }
 
 impl<'w, S: LockScheme> VllTx<'w, S> {
+    /// Turns the undo log off for a transaction that declared everything, has no commit point and
+    /// inserts or deletes nothing: once its locks are granted nothing can abort it.
+    pub(super) fn set_undo(&mut self, undo: bool) {
+        self.undo = undo;
+    }
+
     pub(super) fn new(
         db: &'w Database<S::Meta>,
         part: &'w Partition<S>,
@@ -101,6 +111,8 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
             id,
             aborted: None,
             done: false,
+            undo: true,
+            wrote: false,
         }
     }
 
@@ -153,6 +165,11 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     fn finish(&mut self, committed: bool) {
         let db = self.db;
         let w = &mut *self.w;
+        assert!(
+            committed || self.undo || !self.wrote,
+            "a VLL transaction without an undo log aborted after writing: its program broke its \
+             promise (undeclared access, or an abort with no commit point)"
+        );
         if !committed {
             for u in w.undo.iter().rev() {
                 let t = db.table(u.table);
@@ -178,6 +195,10 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
 
     #[inline]
     fn log_undo(&mut self, t: &Table<S::Meta>, rid: RowId, cols: ColumnSet) {
+        self.wrote = true;
+        if !self.undo {
+            return;
+        }
         let start = self.w.undo_words.len();
         let data = t.data(rid);
         let words = &mut self.w.undo_words;
@@ -196,8 +217,10 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     #[inline]
     fn install(&mut self, t: &Table<S::Meta>, key: u64, rid: RowId, word: u64) {
         let prev = t.version(rid).swap(word, Ordering::AcqRel);
-        if let Some(u) = self.w.undo.last_mut() {
-            u.prev = prev;
+        if self.undo {
+            if let Some(u) = self.w.undo.last_mut() {
+                u.prev = prev;
+            }
         }
         self.w.rec.write(t.id(), key, prev, word & ABSENT != 0);
     }

@@ -24,7 +24,7 @@ use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
 use super::txn_queue::Seq;
 use super::{Flavor, Vll};
-use crate::txn::{run_pieces, Abort, Program, RequestSource, Ticket, Tx, TxResult};
+use crate::txn::{run_pieces, Abort, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
 use std::collections::VecDeque;
 
 /// What the main loop keeps between iterations.
@@ -44,7 +44,16 @@ struct Pending<P, R> {
     program: P,
     ticket: Ticket,
     locks: Vec<R>,
+    plan: Planned,
+}
+
+/// How an admitted transaction runs.
+#[derive(Clone, Copy, Debug)]
+struct Planned {
+    /// Alone, behind a wall (its ranges were too wide to lock key by key).
     alone: bool,
+    /// With an undo log (it may abort after writing).
+    undo: bool,
 }
 
 type Req<F> = <<F as Flavor>::Scheme as LockScheme>::Request;
@@ -71,13 +80,21 @@ impl<F: Flavor> Vll<F> {
         w: &mut Worker<F>,
         program: &mut P,
         locks: &mut Vec<Req<F>>,
-    ) -> TxResult<bool> {
-        gather(program, &self.db, &mut w.accesses, &mut w.recon);
+    ) -> TxResult<Planned> {
+        let recon = gather(program, &self.db, &mut w.accesses, &mut w.recon);
         let ok = F::Scheme::plan(&self.db, &w.accesses, locks)?;
         if !ok {
             locks.clear();
         }
-        Ok(!ok)
+        // Once its locks are granted, VLL never aborts a transaction that declared everything up front
+        // (no reconnaissance), cannot abort by its own logic (no commit point) and inserts or deletes
+        // nothing (no duplicate-key aborts): such a transaction needs no undo log.
+        let undo = recon
+            || program.commit_point().is_some()
+            || w.accesses
+                .iter()
+                .any(|a| matches!(a.kind, AccessKind::Insert | AccessKind::Delete));
+        Ok(Planned { alone: !ok, undo })
     }
 
     /// `Execute(T)` under the locks `held`, to commit or abort (writes undone).
@@ -86,8 +103,10 @@ impl<F: Flavor> Vll<F> {
         w: &mut Worker<F>,
         program: &mut P,
         held: Held<'_, Req<F>>,
+        undo: bool,
     ) -> TxResult<()> {
         let mut tx = VllTx::new(&self.db, &self.part, w, held);
+        tx.set_undo(undo);
         run_pieces(program, &mut tx)?;
         tx.commit()
     }
@@ -99,14 +118,14 @@ impl<F: Flavor> Vll<F> {
         w: &mut Worker<F>,
         program: &mut P,
         locks: &[Req<F>],
-        alone: bool,
+        plan: Planned,
     ) -> TxResult<()> {
-        let held = if alone {
+        let held = if plan.alone {
             Held::Alone { leave: None }
         } else {
             Held::Locks(locks)
         };
-        self.run_locked(w, program, held)
+        self.run_locked(w, program, held, plan.undo)
     }
 
     /// The worker loop (see the module docs).
@@ -197,7 +216,7 @@ impl<F: Flavor> Vll<F> {
         mut p: Pending<R::Program, Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
-        let r = self.run_admitted(w, &mut p.program, &p.locks, p.alone);
+        let r = self.run_admitted(w, &mut p.program, &p.locks, p.plan);
         self.partition().finish_transaction(&self.db, p.seq);
         self.settle(w, requests, p.program, p.ticket, p.locks, r, st);
     }
@@ -240,14 +259,15 @@ impl<F: Flavor> Vll<F> {
         mut locks: Vec<Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
-        let alone = match self.plan(w, &mut program, &mut locks) {
-            Ok(a) => a,
+        let plan = match self.plan(w, &mut program, &mut locks) {
+            Ok(p) => p,
             Err(a) => {
                 let r: Result<(), Abort> = Err(a);
                 self.settle(w, requests, program, ticket, locks, r, st);
                 return;
             }
         };
+        let alone = plan.alone;
         let (seq, blocked) =
             self.partition()
                 .finish_and_begin(&self.db, st.deferred.take(), w.id, &locks, alone);
@@ -257,11 +277,11 @@ impl<F: Flavor> Vll<F> {
                 program,
                 ticket,
                 locks,
-                alone,
+                plan,
             });
             return;
         }
-        let r = self.run_admitted(w, &mut program, &locks, alone);
+        let r = self.run_admitted(w, &mut program, &locks, plan);
         st.deferred = Some(seq);
         self.settle(w, requests, program, ticket, locks, r, st);
     }
@@ -274,13 +294,14 @@ impl<F: Flavor> Vll<F> {
         program: &mut P,
     ) -> TxResult<()> {
         let mut locks = std::mem::take(&mut w.locks);
-        let alone = match self.plan(w, program, &mut locks) {
-            Ok(a) => a,
+        let plan = match self.plan(w, program, &mut locks) {
+            Ok(p) => p,
             Err(e) => {
                 w.locks = locks;
                 return Err(e);
             }
         };
+        let alone = plan.alone;
         let part = self.partition();
         let (seq, blocked) = part.begin_transaction(&self.db, w.id, &locks, alone);
         if blocked {
@@ -296,7 +317,7 @@ impl<F: Flavor> Vll<F> {
                 pause(&mut idle);
             }
         }
-        let r = self.run_admitted(w, program, &locks, alone);
+        let r = self.run_admitted(w, program, &locks, plan);
         part.finish_transaction(&self.db, seq);
         w.locks = locks;
         r
