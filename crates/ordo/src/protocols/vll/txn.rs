@@ -225,6 +225,28 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         self.w.rec.write(t.id(), key, prev, word & ABSENT != 0);
     }
 
+    /// Looks `key` up and records the read of the version it finds (a tombstone's version names the
+    /// transaction that deleted it; a key never indexed reads as the initial absent version). `None`
+    /// when the record does not exist.
+    #[inline]
+    fn read_slot(
+        &mut self,
+        t: &Table<S::Meta>,
+        key: u64,
+        hint: Option<RowId>,
+    ) -> Option<(RowId, u64)> {
+        match Self::slot(t, key, hint) {
+            Some((rid, v)) => {
+                self.w.rec.read(t.id(), key, v);
+                (v & ABSENT == 0).then_some((rid, v))
+            }
+            None => {
+                self.w.rec.read(t.id(), key, ABSENT);
+                None
+            }
+        }
+    }
+
     #[inline]
     fn image(&mut self, t: &Table<S::Meta>) {
         self.w.buf.clear();
@@ -251,11 +273,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let hint = self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
-            self.w.rec.read(table, key, ABSENT);
+        let Some((rid, _)) = self.read_slot(t, key, hint) else {
             return Ok(None);
         };
-        self.w.rec.read(table, key, v);
         self.image(t);
         t.read_into(rid, cols, &mut self.w.buf);
         Ok(Some(RowRef::new(t.schema(), &self.w.buf)))
@@ -270,11 +290,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     ) -> TxResult<Option<R>> {
         let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
-            self.w.rec.read(table, key, ABSENT);
+        let Some((rid, _)) = self.read_slot(t, key, hint) else {
             return Ok(None);
         };
-        self.w.rec.read(table, key, v);
         self.image(t);
         t.read_into(rid, cols, &mut self.w.buf);
         let mut row = RowMut::new(t.schema(), &mut self.w.buf);
@@ -317,11 +335,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
-            self.w.rec.read(table, key, ABSENT);
+        let Some((rid, _)) = self.read_slot(t, key, hint) else {
             return Ok(false);
         };
-        let _ = v;
         self.log_undo(t, rid, ColumnSet::NONE);
         self.install(t, key, rid, self.id | ABSENT);
         Ok(true)
