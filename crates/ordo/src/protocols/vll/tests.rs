@@ -697,3 +697,36 @@ fn an_own_logic_abort_after_writing_is_undone() {
     tx.commit().unwrap();
     colocated_zero(&p);
 }
+
+/// A read of a deleted record observes the deleter's version (not the initial one), so the checker
+/// orders the reader after the delete.
+#[test]
+fn reading_a_tombstone_records_the_deleter() {
+    use crate::check::Event;
+    let p: Vll<Basic> = open_small();
+    let mut wk = p.worker(0, true);
+    let mut t1 = p.begin(&mut wk);
+    let deleter = t1.id();
+    assert!(t1.delete(KV, 30).unwrap());
+    t1.commit().unwrap();
+    let mut prog = TestProgram {
+        op: Op::Transfer {
+            from: 10,
+            to: 20,
+            also: 30,
+        },
+        seen: -1,
+    };
+    p.execute(&mut wk, &mut prog).unwrap();
+    assert_eq!(prog.seen, 0, "the deleted record reads as absent");
+    let hist = Vll::<Basic>::recorder(&mut wk).take();
+    let read = hist[1]
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Read { item, version } if item.key == 30 => Some(*version),
+            _ => None,
+        })
+        .expect("the read of key 30 is recorded");
+    assert_eq!(read, deleter);
+}
