@@ -6,6 +6,7 @@
 use crate::UsageError;
 use clap::Args;
 
+pub mod tpcc;
 pub mod vll_micro;
 pub mod ycsb;
 
@@ -20,6 +21,16 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "vll-micro",
         "10 read-modify-writes per transaction, 1 hot + 9 cold; contention index = 1 / hot records",
         "Ren, Thomson, Abadi VLDB J. 2015 (VLL), section 3.1.2",
+    ),
+    (
+        "tpcc",
+        "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd)",
+        "TPC-C rev. 5.11; mixes of VLL, PWV",
+    ),
+    (
+        "tpcc++",
+        "TPC-C plus Credit Check (mix NO 41, P 43, CC/D/OS/SL 4; --mix stock-level)",
+        "Cahill, SSI thesis 2009 §5.3",
     ),
 ];
 
@@ -42,12 +53,15 @@ pub struct WorkloadArgs {
     pub ycsb: ycsb::YcsbArgs,
     #[command(flatten)]
     pub vll_micro: vll_micro::VllMicroArgs,
+    #[command(flatten)]
+    pub tpcc: tpcc::TpccArgs,
 }
 
 /// A workload ready to run.
 pub enum Workload {
     Ycsb(ordo_workloads::ycsb::Ycsb),
     VllMicro(ordo_workloads::vll_micro::VllMicro),
+    Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -62,6 +76,7 @@ impl Workload {
         match self {
             Workload::Ycsb(w) => v.visit(w),
             Workload::VllMicro(w) => v.visit(w),
+            Workload::Tpcc(w) => v.visit(w),
         }
     }
 }
@@ -72,6 +87,8 @@ impl WorkloadArgs {
         match self.workload.as_str() {
             "ycsb" => Ok(Workload::Ycsb(self.ycsb.build(purpose)?)),
             "vll-micro" => Ok(Workload::VllMicro(self.vll_micro.build(purpose)?)),
+            "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
+            "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")

@@ -1,0 +1,172 @@
+//! Payment (clause 2.5): a customer pays; the warehouse's and district's year-to-date totals grow.
+//!
+//! | piece | does                                                                   | depends on |
+//! |-------|------------------------------------------------------------------------|------------|
+//! | 0     | `w_ytd += amount`, `d_ytd += amount` (only read them with `--no-ytd`)  | –          |
+//! | 1     | by last name (60%): scan CUSTOMER_BY_NAME for the middle customer      | –          |
+//! | 2     | update CUSTOMER (balance, ytd payment, count; c_data if bad credit); insert HISTORY | 0, 1 |
+//!
+//! The customer belongs to a remote warehouse in 15% of payments when there is more than one.
+
+use super::customer::Lookup;
+use super::schema::*;
+use ordo::storage::ColumnSet;
+use ordo::txn::{Abort, Access, Program, Tx, TxResult};
+
+/// A Payment transaction.
+#[derive(Clone, Debug, Default)]
+pub struct Payment {
+    pub w: u32,
+    pub d: u32,
+    /// The customer (in warehouse `customer.w`, district `customer.d`).
+    pub customer: Lookup,
+    /// Cents.
+    pub amount: i64,
+    pub date: i64,
+    /// The HISTORY key this payment inserts.
+    pub h_key: u64,
+    /// Skip the w_ytd / d_ytd updates (SSI thesis option).
+    pub no_ytd: bool,
+    w_name: Vec<u8>,
+    d_name: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+fn wh_cols() -> ColumnSet {
+    ColumnSet(((1u64 << 7) - 1) & !1) // w_name .. w_zip
+}
+fn dist_cols() -> ColumnSet {
+    ColumnSet(((1u64 << 8) - 1) & !3) // d_name .. d_zip
+}
+fn cust_reads() -> ColumnSet {
+    // c_first .. c_data except c_delivery_cnt.
+    ColumnSet(((1u64 << 21) - 1) & !0b111 & !(1 << col::C_DELIVERY_CNT))
+}
+fn cust_writes() -> ColumnSet {
+    ColumnSet::of(&[
+        col::C_BALANCE,
+        col::C_YTD_PAYMENT,
+        col::C_PAYMENT_CNT,
+        col::C_DATA,
+    ])
+}
+
+impl Program for Payment {
+    fn name(&self) -> &'static str {
+        "Payment"
+    }
+    fn pieces(&self) -> usize {
+        3
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        let (w, d) = (self.w, self.d);
+        match piece {
+            0 if self.no_ytd => {
+                out.push(Access::read(WAREHOUSE, wh_key(w), wh_cols()));
+                out.push(Access::read(DISTRICT, dist_key(w, d), dist_cols()));
+            }
+            0 => {
+                let ytd = ColumnSet::one(col::W_YTD);
+                out.push(Access::update(
+                    WAREHOUSE,
+                    wh_key(w),
+                    wh_cols().union(ytd),
+                    ytd,
+                ));
+                let ytd = ColumnSet::one(col::D_YTD);
+                out.push(Access::update(
+                    DISTRICT,
+                    dist_key(w, d),
+                    dist_cols().union(ytd),
+                    ytd,
+                ));
+            }
+            1 => self.customer.declare(out),
+            _ => {
+                out.push(Access::update(
+                    CUSTOMER,
+                    self.customer.key(),
+                    cust_reads(),
+                    cust_writes(),
+                ));
+                out.push(Access::insert(HISTORY, self.h_key));
+            }
+        }
+    }
+    fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        if piece == 2 {
+            out.extend([0, 1]);
+        }
+    }
+    fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
+        let (w, d, amount) = (self.w, self.d, self.amount);
+        match piece {
+            0 => {
+                let (wn, dn) = (&mut self.w_name, &mut self.d_name);
+                let found = if self.no_ytd {
+                    let a = tx.get(WAREHOUSE, wh_key(w), wh_cols())?.map(|r| {
+                        wn.clear();
+                        wn.extend_from_slice(r.str(col::W_NAME));
+                    });
+                    let b = tx.get(DISTRICT, dist_key(w, d), dist_cols())?.map(|r| {
+                        dn.clear();
+                        dn.extend_from_slice(r.str(col::D_NAME));
+                    });
+                    a.and(b)
+                } else {
+                    let ytd = ColumnSet::one(col::W_YTD);
+                    let a = tx.update(WAREHOUSE, wh_key(w), wh_cols().union(ytd), |r| {
+                        r.set_int(col::W_YTD, r.int(col::W_YTD) + amount);
+                        wn.clear();
+                        wn.extend_from_slice(r.str(col::W_NAME));
+                    })?;
+                    let ytd = ColumnSet::one(col::D_YTD);
+                    let b = tx.update(DISTRICT, dist_key(w, d), dist_cols().union(ytd), |r| {
+                        r.set_int(col::D_YTD, r.int(col::D_YTD) + amount);
+                        dn.clear();
+                        dn.extend_from_slice(r.str(col::D_NAME));
+                    })?;
+                    a.and(b)
+                };
+                found.ok_or_else(|| Abort::user("Payment: no such warehouse or district"))?;
+            }
+            1 => self.customer.run(tx)?,
+            _ => {
+                let (c, cd, cw) = (self.customer.c, self.customer.d, self.customer.w);
+                let scratch = &mut self.scratch;
+                tx.update(CUSTOMER, self.customer.key(), cust_reads(), |r| {
+                    r.set_int(col::C_BALANCE, r.int(col::C_BALANCE) - amount);
+                    r.set_int(col::C_YTD_PAYMENT, r.int(col::C_YTD_PAYMENT) + amount);
+                    r.set_int(col::C_PAYMENT_CNT, r.int(col::C_PAYMENT_CNT) + 1);
+                    if r.str(col::C_CREDIT) == b"BC" {
+                        // Prepend (c_id, c_d_id, c_w_id, d_id, w_id, h_amount) to c_data, keep 500 chars.
+                        scratch.clear();
+                        use std::io::Write;
+                        let _ = write!(scratch, "{c} {cd} {cw} {d} {w} {amount} ");
+                        scratch.extend_from_slice(r.str(col::C_DATA));
+                        scratch.truncate(500);
+                        r.set_str(col::C_DATA, scratch).expect("500 chars fit");
+                    }
+                })?
+                .ok_or_else(|| Abort::user("Payment: no such customer"))?;
+                let (wn, dn, date) = (&self.w_name, &self.d_name, self.date);
+                let scratch = &mut self.scratch;
+                scratch.clear();
+                scratch.extend_from_slice(&wn[..wn.len().min(10)]);
+                scratch.extend_from_slice(b"    ");
+                scratch.extend_from_slice(&dn[..dn.len().min(10)]);
+                tx.insert(HISTORY, self.h_key, |r| {
+                    r.set_int(col::H_C_ID, c as i64);
+                    r.set_int(col::H_C_D_ID, cd as i64);
+                    r.set_int(col::H_C_W_ID, cw as i64);
+                    r.set_int(col::H_D_ID, d as i64);
+                    r.set_int(col::H_W_ID, w as i64);
+                    r.set_int(col::H_DATE, date);
+                    r.set_int(col::H_AMOUNT, amount);
+                    r.set_str(col::H_DATA, scratch).expect("24 chars fit");
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
