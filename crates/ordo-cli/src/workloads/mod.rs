@@ -11,6 +11,7 @@ pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
 pub mod tpcc;
+pub mod vll_micro;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
@@ -34,6 +35,11 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "tatp",
         "telecom HLR: 7 transactions, 80/20 read/write, NURand subscribers",
         "Neuvonen et al. TATP 2009; as run in DIBS",
+    ),
+    (
+        "vll-micro",
+        "10 read-modify-writes per transaction, 1 hot + 9 cold; contention index = 1 / hot records",
+        "Ren, Thomson, Abadi VLDB J. 2015 (VLL), section 3.1.2",
     ),
     (
         "tpcc",
@@ -71,6 +77,8 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     pub tatp: tatp::TatpArgs,
     #[command(flatten)]
+    pub vll_micro: vll_micro::VllMicroArgs,
+    #[command(flatten)]
     pub tpcc: tpcc::TpccArgs,
 }
 
@@ -80,6 +88,7 @@ pub enum Workload {
     SmallBank(ordo_workloads::smallbank::SmallBank),
     SiBench(ordo_workloads::sibench::SiBench),
     Tatp(ordo_workloads::tatp::Tatp),
+    VllMicro(ordo_workloads::vll_micro::VllMicro),
     Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
@@ -97,6 +106,7 @@ impl Workload {
             Workload::SmallBank(w) => v.visit(w),
             Workload::SiBench(w) => v.visit(w),
             Workload::Tatp(w) => v.visit(w),
+            Workload::VllMicro(w) => v.visit(w),
             Workload::Tpcc(w) => v.visit(w),
         }
     }
@@ -111,6 +121,7 @@ impl WorkloadArgs {
             "smallbank" => Ok(Workload::SmallBank(self.smallbank.build(purpose)?)),
             "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
             "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
+            "vll-micro" => Ok(Workload::VllMicro(self.vll_micro.build(purpose)?)),
             "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
             "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
@@ -180,6 +191,16 @@ impl WorkloadArgs {
                     (label, one)
                 })
                 .collect(),
+            "vll-micro" => self
+                .vll_micro
+                .sweep()
+                .into_iter()
+                .map(|(label, vll_micro)| {
+                    let mut one = self.clone();
+                    one.vll_micro = vll_micro;
+                    (label, one)
+                })
+                .collect(),
             // A workload whose options take no lists is one point.
             _ => vec![(String::new(), self.clone())],
         };
@@ -212,6 +233,7 @@ impl WorkloadArgs {
             ("smallbank", self.smallbank.given()),
             ("sibench", self.sibench.given()),
             ("tatp", self.tatp.given()),
+            ("vll-micro", self.vll_micro.given()),
             // -w tpcc and -w tpcc++ share their options.
             (
                 if self.workload == "tpcc++" {

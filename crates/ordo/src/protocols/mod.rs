@@ -19,6 +19,7 @@ pub mod mvcc;
 pub mod nocc;
 pub mod silo;
 pub mod twopl;
+pub mod vll;
 
 /// The isolation a protocol promises (what the checker holds it to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -157,6 +158,10 @@ registry!(
     mvcc::Mvcc<mvcc::Rc>,
     mvcc::Mvcc<mvcc::Si>,
     mvcc::Mvcc<mvcc::Ssi>,
+    vll::Vll<vll::Basic>,
+    vll::Vll<vll::WithSca>,
+    vll::Vll<vll::ArrayedCounters>,
+    vll::Vll<vll::Ranges>,
 );
 
 /// The names of every protocol.
