@@ -15,6 +15,7 @@ use crate::txn::{
 
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
+pub mod deterministic;
 pub mod nocc;
 pub mod silo;
 pub mod twopl;
@@ -146,6 +147,8 @@ registry!(
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
     silo::Silo,
+    deterministic::Calvin,
+    deterministic::CalvinVll,
 );
 
 /// The names of every protocol.

@@ -1,0 +1,175 @@
+//! Test support for the deterministic and partitioned protocols: a contended key-value workload with
+//! order-sensitive updates and optional data-dependent (pointer-chasing) transactions.
+
+use crate::harness::Workload;
+use crate::storage::{Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableSpec};
+use crate::txn::{Access, Program, Tx, TxResult};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+pub const T: u32 = 0;
+pub const A: usize = 0;
+pub const B: usize = 1;
+
+/// `keys` rows `k → (a = k, b = 0)`; transactions of `ops` reads/updates, `b ← 3b + tag` and
+/// `a ← a + tag` (order-sensitive: the final state depends on the serial order).
+#[derive(Clone, Debug)]
+pub struct Mixed {
+    pub keys: u64,
+    pub ops: usize,
+    /// Share of transactions that first read a pointer row (key < 4) and then update the key it names.
+    pub pointer_share: f64,
+}
+
+/// One transaction.
+#[derive(Clone, Debug, Default)]
+pub struct MixProgram {
+    pub keys: u64,
+    pub ops: Vec<(u64, bool)>,
+    pub tag: i64,
+    /// `Some(p)`: piece 0 reads row `p`, piece 1 updates row `a(p) % keys`.
+    pub pointer: Option<u64>,
+    target: u64,
+}
+
+impl MixProgram {
+    fn rmw<X: Tx>(tx: &mut X, key: u64, tag: i64) -> TxResult<()> {
+        tx.update(T, key, ColumnSet::ALL, |r| {
+            r.set_int(B, r.int(B).wrapping_mul(3).wrapping_add(tag));
+            r.set_int(A, r.int(A).wrapping_add(tag));
+        })?;
+        Ok(())
+    }
+}
+
+impl Program for MixProgram {
+    fn name(&self) -> &'static str {
+        if self.pointer.is_some() {
+            "Pointer"
+        } else {
+            "Mix"
+        }
+    }
+    fn pieces(&self) -> usize {
+        if self.pointer.is_some() {
+            2
+        } else {
+            self.ops.len()
+        }
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        match self.pointer {
+            Some(p) if piece == 0 => out.push(Access::read(T, p, ColumnSet::ALL)),
+            Some(_) => out.push(Access::update(
+                T,
+                self.target,
+                ColumnSet::ALL,
+                ColumnSet::ALL,
+            )),
+            None => {
+                let (k, w) = self.ops[piece];
+                out.push(if w {
+                    Access::update(T, k, ColumnSet::ALL, ColumnSet::ALL)
+                } else {
+                    Access::read(T, k, ColumnSet::ALL)
+                });
+            }
+        }
+    }
+    fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        if self.pointer.is_some() && piece == 1 {
+            out.push(0);
+        }
+    }
+    fn run_piece<X: Tx>(&mut self, piece: usize, tx: &mut X) -> TxResult<()> {
+        match self.pointer {
+            Some(p) if piece == 0 => {
+                let a = tx.get(T, p, ColumnSet::ALL)?.map_or(0, |r| r.int(A));
+                self.target = a.rem_euclid(self.keys as i64) as u64;
+                Ok(())
+            }
+            Some(_) => Self::rmw(tx, self.target, self.tag),
+            None => {
+                let (k, w) = self.ops[piece];
+                if w {
+                    Self::rmw(tx, k, self.tag)
+                } else {
+                    tx.get(T, k, ColumnSet::ALL)?;
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+impl Mixed {
+    pub fn random_program(&self, rng: &mut SmallRng, p: &mut MixProgram) {
+        p.keys = self.keys;
+        p.tag = rng.gen_range(1..1000);
+        p.ops.clear();
+        p.pointer = None;
+        if rng.gen_bool(self.pointer_share) {
+            p.pointer = Some(rng.gen_range(0..4));
+            return;
+        }
+        while p.ops.len() < self.ops {
+            let k = rng.gen_range(0..self.keys);
+            if p.ops.iter().all(|o| o.0 != k) {
+                p.ops.push((k, rng.gen_bool(0.5)));
+            }
+        }
+    }
+
+    /// Every row as `(key, a, b)`.
+    pub fn dump<M: Default + Send + Sync>(db: &Database<M>) -> Vec<(u64, i64, i64)> {
+        let t = db.table(T);
+        let mut buf = vec![0; t.schema().row_words()];
+        (0..t.key_count() as u64 * 2)
+            .filter_map(|k| {
+                let rid = t.lookup(k)?;
+                t.read_into(rid, ColumnSet::ALL, &mut buf);
+                let r = crate::storage::RowRef::new(t.schema(), &buf);
+                Some((k, r.int(A), r.int(B)))
+            })
+            .collect()
+    }
+}
+
+impl Workload for Mixed {
+    type Program = MixProgram;
+    type Gen = SmallRng;
+    fn name(&self) -> &'static str {
+        "mixed-test"
+    }
+    fn params(&self) -> serde_json::Value {
+        serde_json::json!({ "keys": self.keys, "ops": self.ops })
+    }
+    fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
+        let schema = Schema::new(vec![
+            Column::new("a", ColumnType::Int),
+            Column::new("b", ColumnType::Int),
+        ])
+        .expect("schema");
+        let t = db
+            .create_table(TableSpec::new("kv", schema).ordered(4))
+            .expect("table");
+        let mut scratch = Vec::new();
+        for k in 0..self.keys {
+            db.table(t).load(k, &mut scratch, |r| {
+                r.set_int(A, k as i64);
+                r.set_int(B, 0);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+    fn generator(&self, thread: u32, seed: u64) -> SmallRng {
+        SmallRng::seed_from_u64(seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+    fn program(&self) -> MixProgram {
+        MixProgram::default()
+    }
+    fn next(&self, rng: &mut SmallRng, p: &mut MixProgram) {
+        self.random_program(rng, p)
+    }
+}
