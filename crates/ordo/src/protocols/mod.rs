@@ -19,6 +19,7 @@ pub mod deterministic;
 pub mod nocc;
 pub mod silo;
 pub mod twopl;
+pub mod vll;
 
 /// The isolation a protocol promises (what the checker holds it to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -1,0 +1,315 @@
+//! VLL's whole lock table entry: two counters per record, C_X and C_S (§2.1).
+//!
+//! C_X counts the transactions that requested an **exclusive** lock on the record and have not finished;
+//! C_S counts **shared** requests. Requesting a lock is one increment, releasing one decrement. The
+//! paper's grant rule, checked right after the increment (Fig. 1, `BeginTransaction`):
+//!
+//! ```text
+//!  data[key].Cs++; if data[key].Cx > 0            -> T.Type = Blocked     (shared: granted iff C_X = 0)
+//!  data[key].Cx++; if data[key].Cx > 1 or Cs > 0  -> T.Type = Blocked     (exclusive: iff C_X = 1, C_S = 0)
+//! ```
+//!
+//! The four grant cases ([`Counters::request`]): shared on an idle or read-only record is granted; shared
+//! on a written record is not; exclusive on an idle record is granted; exclusive on a record anyone else
+//! requested (reader or writer) is not.
+//!
+//! Two layouts (§2.2), behind [`CounterStore`] so the lock manager does not care which:
+//! * **colocated** — [`VllCounters`] is the record's per-record state (`Protocol::Meta`), beside the
+//!   row's version word, so one cache miss brings the lock and the data ([`Colocated`]);
+//! * **arrayed** — C_X and C_S in two vectors indexed by row id ([`Arrayed`]), better for a dedicated
+//!   lock-manager thread that never touches the data (Calvin's).
+//!
+//! Every counter operation must be serialized per partition by the caller: VLL does them inside the
+//! `BeginTransaction` / `FinishTransaction` critical section, a deterministic scheduler from its one
+//! lock-manager thread. (Colocated counters are atomics only so that the records stay `Sync`; they are
+//! read and written with plain relaxed loads and stores, no read-modify-write instructions.)
+//!
+//! [`normalize`] turns a transaction's declared keys into its lock requests: sorted, each key once, a
+//! key both read and written (read-modify-write) only as a write — so a transaction never blocks itself.
+
+use crate::storage::{Database, RowId, TableId};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Lock mode of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mode {
+    /// Read lock: counted in C_S.
+    Shared,
+    /// Read-write lock: counted in C_X.
+    Exclusive,
+}
+
+/// A pair of counters as plain numbers (the state of one record's lock table entry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// C_X: exclusive requests of unfinished transactions.
+    pub cx: u32,
+    /// C_S: shared requests of unfinished transactions.
+    pub cs: u32,
+}
+
+impl Counters {
+    /// Requests a lock: increments C_X or C_S and says whether it was granted at once (the paper's rule).
+    #[inline]
+    pub fn request(&mut self, mode: Mode) -> bool {
+        match mode {
+            Mode::Shared => {
+                self.cs += 1;
+                self.cx == 0
+            }
+            Mode::Exclusive => {
+                self.cx += 1;
+                self.cx == 1 && self.cs == 0
+            }
+        }
+    }
+
+    /// Releases a lock requested with `mode` (the counter never goes below zero: releasing what was
+    /// never requested is a bug and panics).
+    #[inline]
+    pub fn release(&mut self, mode: Mode) {
+        let c = match mode {
+            Mode::Shared => &mut self.cs,
+            Mode::Exclusive => &mut self.cx,
+        };
+        *c = c
+            .checked_sub(1)
+            .expect("VLL counter released below zero (released a lock never requested)");
+    }
+
+    /// Whether the counters show nobody but the holder of one `mode` request (the "sole requester" test
+    /// a background unblocker may use, §2.1).
+    pub fn sole(&self, mode: Mode) -> bool {
+        match mode {
+            Mode::Shared => self.cx == 0,
+            Mode::Exclusive => self.cx == 1 && self.cs == 0,
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.cx == 0 && self.cs == 0
+    }
+}
+
+/// Colocated counters: one word beside each record (C_X in the low half, C_S in the high half).
+#[derive(Debug, Default)]
+pub struct VllCounters(AtomicU64);
+
+impl VllCounters {
+    /// The current counters.
+    #[inline]
+    pub fn get(&self) -> Counters {
+        let w = self.0.load(Ordering::Relaxed);
+        Counters {
+            cx: w as u32,
+            cs: (w >> 32) as u32,
+        }
+    }
+    #[inline]
+    fn set(&self, c: Counters) {
+        self.0
+            .store(c.cx as u64 | (c.cs as u64) << 32, Ordering::Relaxed);
+    }
+    /// [`Counters::request`] on this record (caller serializes).
+    #[inline]
+    pub fn request(&self, mode: Mode) -> bool {
+        let mut c = self.get();
+        let granted = c.request(mode);
+        self.set(c);
+        granted
+    }
+    /// [`Counters::release`] on this record (caller serializes).
+    #[inline]
+    pub fn release(&self, mode: Mode) {
+        let mut c = self.get();
+        c.release(mode);
+        self.set(c);
+    }
+}
+
+/// One lock request of a transaction: a record (by table, key and slot) and a mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockRequest {
+    pub table: TableId,
+    pub key: u64,
+    pub rid: RowId,
+    pub mode: Mode,
+}
+
+/// Sorts `locks` by (table, key) and merges duplicates: each key once, exclusive if any request for it
+/// was exclusive. After this a transaction's requests never conflict with each other.
+pub fn normalize(locks: &mut Vec<LockRequest>) {
+    locks.sort_unstable_by_key(|l| (l.table, l.key, std::cmp::Reverse(l.mode)));
+    // Sorted with the exclusive request first among equal keys, so keeping the first keeps the strongest.
+    locks.dedup_by_key(|l| (l.table, l.key));
+}
+
+/// The request for (`table`, `key`) in normalized `locks`, if any.
+#[inline]
+pub fn find(locks: &[LockRequest], table: TableId, key: u64) -> Option<&LockRequest> {
+    locks
+        .binary_search_by_key(&(table, key), |l| (l.table, l.key))
+        .ok()
+        .map(|i| &locks[i])
+}
+
+/// Where a partition keeps its counters. `M` is the per-record state of the database; `Self` is the
+/// state inside the partition's critical section.
+pub trait CounterStore<M>: Send + 'static {
+    /// Requests `l` (increment) and says whether it was granted at once.
+    fn request(&mut self, db: &Database<M>, l: &LockRequest) -> bool;
+    /// Releases `l` (decrement).
+    fn release(&mut self, db: &Database<M>, l: &LockRequest);
+    /// The counters of one record (tests, diagnostics).
+    fn counters(&self, db: &Database<M>, table: TableId, rid: RowId) -> Counters;
+}
+
+/// Colocated layout: the counters are the records' [`VllCounters`]; nothing inside the critical section.
+#[derive(Debug, Default)]
+pub struct Colocated;
+
+impl CounterStore<VllCounters> for Colocated {
+    #[inline]
+    fn request(&mut self, db: &Database<VllCounters>, l: &LockRequest) -> bool {
+        db.table(l.table).meta(l.rid).request(l.mode)
+    }
+    #[inline]
+    fn release(&mut self, db: &Database<VllCounters>, l: &LockRequest) {
+        db.table(l.table).meta(l.rid).release(l.mode)
+    }
+    fn counters(&self, db: &Database<VllCounters>, table: TableId, rid: RowId) -> Counters {
+        db.table(table).meta(rid).get()
+    }
+}
+
+/// Arrayed layout: `cx[table][rid]` and `cs[table][rid]` in two vectors (grown as slots appear).
+#[derive(Debug, Default)]
+pub struct Arrayed {
+    cx: Vec<Vec<u32>>,
+    cs: Vec<Vec<u32>>,
+}
+
+impl Arrayed {
+    #[inline]
+    fn slot(&mut self, l: &LockRequest) -> (&mut u32, &mut u32) {
+        let (t, r) = (l.table as usize, l.rid as usize);
+        if self.cx.len() <= t {
+            self.cx.resize_with(t + 1, Vec::new);
+            self.cs.resize_with(t + 1, Vec::new);
+        }
+        if self.cx[t].len() <= r {
+            let n = (r + 1).next_power_of_two().max(1024);
+            self.cx[t].resize(n, 0);
+            self.cs[t].resize(n, 0);
+        }
+        (&mut self.cx[t][r], &mut self.cs[t][r])
+    }
+}
+
+impl<M> CounterStore<M> for Arrayed {
+    #[inline]
+    fn request(&mut self, _db: &Database<M>, l: &LockRequest) -> bool {
+        let (x, s) = self.slot(l);
+        let mut c = Counters { cx: *x, cs: *s };
+        let g = c.request(l.mode);
+        (*x, *s) = (c.cx, c.cs);
+        g
+    }
+    #[inline]
+    fn release(&mut self, _db: &Database<M>, l: &LockRequest) {
+        let (x, s) = self.slot(l);
+        let mut c = Counters { cx: *x, cs: *s };
+        c.release(l.mode);
+        (*x, *s) = (c.cx, c.cs);
+    }
+    fn counters(&self, _db: &Database<M>, table: TableId, rid: RowId) -> Counters {
+        let get = |v: &Vec<Vec<u32>>| {
+            v.get(table as usize)
+                .and_then(|t| t.get(rid as usize))
+                .copied()
+                .unwrap_or(0)
+        };
+        Counters {
+            cx: get(&self.cx),
+            cs: get(&self.cs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_four_grant_cases() {
+        // Shared on an idle record: granted.
+        let mut c = Counters::default();
+        assert!(c.request(Mode::Shared));
+        // Shared on a read-only record: granted.
+        assert!(c.request(Mode::Shared));
+        assert_eq!(c, Counters { cx: 0, cs: 2 });
+        // Exclusive on a record others read: not granted.
+        assert!(!c.request(Mode::Exclusive));
+        // Shared on a written record: not granted.
+        assert!(!c.request(Mode::Shared));
+        assert_eq!(c, Counters { cx: 1, cs: 3 });
+        // Exclusive on an idle record: granted; a second exclusive: not.
+        let mut d = Counters::default();
+        assert!(d.request(Mode::Exclusive));
+        assert!(!d.request(Mode::Exclusive));
+        assert_eq!(d, Counters { cx: 2, cs: 0 });
+        d.release(Mode::Exclusive);
+        assert!(d.sole(Mode::Exclusive), "the remaining writer is now alone");
+        d.release(Mode::Exclusive);
+        assert!(d.is_zero());
+    }
+
+    #[test]
+    #[should_panic(expected = "below zero")]
+    fn releasing_what_was_never_requested_panics() {
+        Counters::default().release(Mode::Shared);
+    }
+
+    #[test]
+    fn colocated_word_packs_both_counters() {
+        let c = VllCounters::default();
+        assert!(c.request(Mode::Shared));
+        assert!(!c.request(Mode::Exclusive));
+        assert_eq!(c.get(), Counters { cx: 1, cs: 1 });
+        c.release(Mode::Exclusive);
+        c.release(Mode::Shared);
+        assert!(c.get().is_zero());
+    }
+
+    #[test]
+    fn normalize_keeps_each_key_once_and_writes_win() {
+        let l = |key, mode| LockRequest {
+            table: 0,
+            key,
+            rid: key,
+            mode,
+        };
+        let mut v = vec![
+            l(5, Mode::Shared),
+            l(3, Mode::Shared),
+            l(5, Mode::Exclusive),
+            l(3, Mode::Shared),
+            l(1, Mode::Exclusive),
+        ];
+        normalize(&mut v);
+        assert_eq!(
+            v,
+            vec![
+                l(1, Mode::Exclusive),
+                l(3, Mode::Shared),
+                l(5, Mode::Exclusive)
+            ]
+        );
+        assert_eq!(find(&v, 0, 5).map(|l| l.mode), Some(Mode::Exclusive));
+        assert!(find(&v, 0, 4).is_none());
+        // A normalized set never blocks itself.
+        let mut store = Arrayed::default();
+        let db = Database::<()>::new();
+        assert!(v.iter().all(|r| store.request(&db, r)));
+    }
+}
