@@ -19,7 +19,7 @@
 //! has, forwards `Shutdown` to the lock manager, and both threads are joined. Nothing can be in flight
 //! then: transactions borrow the protocol, and worker loops return only when theirs have finished.
 
-use super::plan::LockReq;
+use super::plan::LockRequest;
 use super::scheduler::{Scheduler, SeqSlab};
 use super::sequencer::{self, SeqMsg};
 use std::collections::VecDeque;
@@ -31,7 +31,7 @@ use std::thread::JoinHandle;
 /// A transaction's lock request as the clients send it.
 pub struct Request {
     /// Sorted, deduplicated key locks (ignored for a barrier).
-    pub locks: Vec<LockReq>,
+    pub locks: Vec<LockRequest>,
     /// Whether it must hold the whole database.
     pub barrier: bool,
     /// Where to say that it may run.

@@ -10,7 +10,7 @@
 //! [`ReconTx`] is the reconnaissance pass itself: reads straight from the rows at no isolation, writes
 //! computed and thrown away, nothing recorded.
 
-use super::plan::{find, LockReq};
+use super::plan::{find, LockRequest, Mode};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds};
@@ -23,7 +23,7 @@ pub enum Cover<'a> {
     All,
     /// These key locks (sorted), granted for these declared accesses.
     Keys {
-        locks: &'a [LockReq],
+        locks: &'a [LockRequest],
         accesses: &'a [Access],
     },
     /// Every key `k` with `held` bit `k % partitions` set.
@@ -42,7 +42,7 @@ impl Cover<'_> {
         match *self {
             Cover::All => true,
             Cover::Keys { locks, .. } => {
-                find(locks, table, key).is_some_and(|l| l.exclusive || !write)
+                find(locks, table, key).is_some_and(|l| l.mode == Mode::Exclusive || !write)
             }
             Cover::Partitions { held, partitions } => Self::partition_held(held, partitions, key),
         }

@@ -18,7 +18,7 @@
 //! once empty, as a real lock table's are; the hash is a cheap multiplicative one (the paper's point is
 //! the cost of the table's structure, not of a slow hash function).
 
-use super::plan::LockReq;
+use super::plan::{LockRequest, Mode};
 use super::scheduler::{Scheduler, SeqSlab};
 use crate::storage::TableId;
 use std::collections::{HashMap, VecDeque};
@@ -60,7 +60,7 @@ struct Request {
 /// A transaction known to the lock manager.
 #[derive(Debug)]
 struct Txn {
-    locks: Vec<LockReq>,
+    locks: Vec<LockRequest>,
     /// Requests not granted yet.
     waiting: usize,
 }
@@ -82,22 +82,23 @@ impl HashLockManager {
 }
 
 impl Scheduler for HashLockManager {
-    fn request(&mut self, seq: u64, locks: Vec<LockReq>, _ready: &mut Vec<u64>) -> bool {
+    fn request(&mut self, seq: u64, locks: Vec<LockRequest>, _ready: &mut Vec<u64>) -> bool {
         let mut waiting = 0;
         for l in &locks {
             let q = self
                 .table
                 .entry((l.table, l.key))
                 .or_insert_with(|| self.spare.pop().unwrap_or_default());
+            let exclusive = l.mode == Mode::Exclusive;
             let granted = match q.back() {
                 None => true,
                 // Shared requests join a granted shared group (they are granted as a prefix).
-                Some(last) => !l.exclusive && !last.exclusive && last.granted,
+                Some(last) => !exclusive && !last.exclusive && last.granted,
             };
             waiting += usize::from(!granted);
             q.push_back(Request {
                 seq,
-                exclusive: l.exclusive,
+                exclusive,
                 granted,
             });
         }
@@ -145,11 +146,16 @@ impl Scheduler for HashLockManager {
 mod tests {
     use super::*;
 
-    fn req(key: u64, exclusive: bool) -> LockReq {
-        LockReq {
+    fn req(key: u64, exclusive: bool) -> LockRequest {
+        LockRequest {
             table: 0,
             key,
-            exclusive,
+            rid: 0,
+            mode: if exclusive {
+                Mode::Exclusive
+            } else {
+                Mode::Shared
+            },
         }
     }
 

@@ -57,7 +57,7 @@ use crate::txn::{
 };
 use engine::{Engine, Ready, Request};
 use exec::{Cover, ExecState, ExecTx};
-use plan::{locks_of, LockReq, Planner};
+use plan::{locks_of, LockRequest, Planner};
 use scheduler::Scheduler;
 use std::sync::mpsc::{self, Receiver, Sender};
 
@@ -82,7 +82,7 @@ pub struct DetWorker {
     ready_rx: Receiver<Ready>,
     planner: Planner,
     accesses: Vec<Access>,
-    locks: Vec<LockReq>,
+    locks: Vec<LockRequest>,
 }
 
 impl<S: Flavor> Deterministic<S> {
@@ -98,10 +98,10 @@ impl<S: Flavor> Deterministic<S> {
         program: &mut P,
         tag: u64,
         accesses: &mut Vec<Access>,
-        locks: &mut Vec<LockReq>,
+        locks: &mut Vec<LockRequest>,
     ) -> TxResult<()> {
         w.planner.plan(program, &self.db, accesses);
-        locks_of(accesses, locks)?;
+        locks_of(&self.db, accesses, S::NEEDS_ROWS, locks)?;
         self.engine.submit(Request {
             locks: locks.clone(),
             barrier: false,
@@ -125,7 +125,7 @@ impl<S: Flavor> Deterministic<S> {
         w: &mut DetWorker,
         program: &mut P,
         seq: u64,
-        locks: &[LockReq],
+        locks: &[LockRequest],
         accesses: &[Access],
     ) -> TxResult<()> {
         let out = {
@@ -212,7 +212,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
             program: P,
             ticket: Option<Ticket>,
             accesses: Vec<Access>,
-            locks: Vec<LockReq>,
+            locks: Vec<LockRequest>,
         }
         let mut slots: Vec<Slot<R::Program>> = (0..WINDOW)
             .map(|_| Slot {

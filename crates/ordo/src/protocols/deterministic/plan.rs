@@ -9,26 +9,19 @@
 //! against the locks taken ([`super::exec::Cover`]); if the data changed in between and the transaction
 //! strays outside them, it aborts with [`AbortReason::Validation`] and is resubmitted with a fresh plan.
 //!
-//! [`locks_of`] turns accesses into a sorted, deduplicated list of [`LockReq`]s: one per `(table, key)`,
+//! [`locks_of`] turns accesses into a sorted, deduplicated list of [`LockRequest`]s: one per `(table, key)`,
 //! exclusive if any access writes it. A key range (a scan) is locked **key by key**, present or not: the
 //! lock manager locks keys, not rows, so a lock on an absent key also blocks an insert of it, which makes
 //! range locking phantom-safe without next-key locks. Ranges wider than [`MAX_RANGE_KEYS`] cannot be
 //! locked this way and make the plan fail with [`AbortReason::InvalidData`] (no workload here needs them).
 
 use super::exec::ReconTx;
+pub use crate::protocols::vll::counters::{find, normalize, LockRequest, Mode};
 use crate::storage::{Database, TableId};
 use crate::txn::{Abort, AbortReason, Access, Program, Target, TxResult};
 
 /// The widest key range [`locks_of`] locks key by key.
 pub const MAX_RANGE_KEYS: u64 = 4096;
-
-/// A lock on one key of one table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LockReq {
-    pub table: TableId,
-    pub key: u64,
-    pub exclusive: bool,
-}
 
 /// Reusable buffers of [`Planner::plan`].
 #[derive(Default, Debug)]
@@ -68,17 +61,35 @@ impl Planner {
     }
 }
 
-/// The sorted, deduplicated key locks that cover `accesses` (appended to the cleared `out`).
-pub fn locks_of(accesses: &[Access], out: &mut Vec<LockReq>) -> TxResult<()> {
+/// The sorted, deduplicated key locks that cover `accesses` (appended to the cleared `out`), in the
+/// VLL module's [`LockRequest`] form. With `rows`, each lock also names the key's row slot (created,
+/// absent, if the key was never indexed), for lock managers that index counters by row.
+pub fn locks_of<M: Default + Send + Sync>(
+    db: &Database<M>,
+    accesses: &[Access],
+    rows: bool,
+    out: &mut Vec<LockRequest>,
+) -> TxResult<()> {
     out.clear();
+    let lock = |table: TableId, key: u64, mode: Mode| LockRequest {
+        table,
+        key,
+        rid: if rows {
+            let t = db.table(table);
+            t.lookup(key).unwrap_or_else(|| t.get_or_create(key).0)
+        } else {
+            0
+        },
+        mode,
+    };
     for a in accesses {
-        let exclusive = a.is_write();
+        let mode = if a.is_write() {
+            Mode::Exclusive
+        } else {
+            Mode::Shared
+        };
         match a.target {
-            Target::Key(key) => out.push(LockReq {
-                table: a.table,
-                key,
-                exclusive,
-            }),
+            Target::Key(key) => out.push(lock(a.table, key, mode)),
             Target::Range { lo, hi } => {
                 if lo > hi {
                     continue;
@@ -89,38 +100,42 @@ pub fn locks_of(accesses: &[Access], out: &mut Vec<LockReq>) -> TxResult<()> {
                         format!("the range {lo}..={hi} is too wide to lock key by key"),
                     ));
                 }
-                out.extend((lo..=hi).map(|key| LockReq {
-                    table: a.table,
-                    key,
-                    exclusive,
-                }));
+                out.extend((lo..=hi).map(|key| lock(a.table, key, mode)));
             }
         }
     }
-    // Sort by key, exclusive first, then keep the first of each key: the strongest mode wins.
-    out.sort_unstable_by(|a, b| {
-        (a.table, a.key, !a.exclusive).cmp(&(b.table, b.key, !b.exclusive))
-    });
-    out.dedup_by(|later, first| later.table == first.table && later.key == first.key);
+    // Sorted by key with the strongest mode first, one lock per key.
+    normalize(out);
     Ok(())
-}
-
-/// The lock on `(table, key)` in the sorted `locks`, if any.
-#[inline]
-pub fn find(locks: &[LockReq], table: TableId, key: u64) -> Option<&LockReq> {
-    if locks.len() <= 16 {
-        return locks.iter().find(|l| l.table == table && l.key == key);
-    }
-    locks
-        .binary_search_by(|l| (l.table, l.key).cmp(&(table, key)))
-        .ok()
-        .map(|i| &locks[i])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocols::conformance::small_db;
     use crate::storage::ColumnSet;
+
+    fn db() -> Database<()> {
+        let mut db: Database<()> = small_db();
+        let schema = db.table(0).schema().clone();
+        db.create_table(crate::storage::TableSpec::new("t1", schema))
+            .unwrap();
+        db
+    }
+
+    #[test]
+    fn with_rows_each_lock_names_its_row_slot() {
+        let db = db();
+        let mut out = Vec::new();
+        let acc = [Access::read(0, 20, ColumnSet::ALL), Access::insert(0, 25)];
+        locks_of(&db, &acc, true, &mut out).unwrap();
+        assert_eq!(out[0].rid, db.table(0).lookup(20).unwrap());
+        assert_eq!(
+            Some(out[1].rid),
+            db.table(0).lookup(25),
+            "an absent slot was created"
+        );
+    }
 
     #[test]
     fn locks_are_sorted_deduplicated_and_writes_win() {
@@ -133,8 +148,11 @@ mod tests {
             Access::scan(1, 1, 3, ColumnSet::ALL),
         ];
         let mut out = Vec::new();
-        locks_of(&acc, &mut out).unwrap();
-        let got: Vec<_> = out.iter().map(|l| (l.table, l.key, l.exclusive)).collect();
+        locks_of(&db(), &acc, false, &mut out).unwrap();
+        let got: Vec<_> = out
+            .iter()
+            .map(|l| (l.table, l.key, l.mode == Mode::Exclusive))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -145,14 +163,15 @@ mod tests {
                 (1, 3, false)
             ]
         );
-        assert!(find(&out, 0, 5).unwrap().exclusive);
+        assert_eq!(find(&out, 0, 5).unwrap().mode, Mode::Exclusive);
         assert!(find(&out, 0, 4).is_none());
     }
 
     #[test]
     fn too_wide_a_range_is_refused() {
         let mut out = Vec::new();
-        let e = locks_of(&[Access::scan(0, 0, u64::MAX, ColumnSet::ALL)], &mut out).unwrap_err();
+        let acc = [Access::scan(0, 0, u64::MAX, ColumnSet::ALL)];
+        let e = locks_of(&db(), &acc, true, &mut out).unwrap_err();
         assert_eq!(e.reason, AbortReason::InvalidData);
     }
 }

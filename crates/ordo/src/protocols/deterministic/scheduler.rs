@@ -4,14 +4,17 @@
 //! [`super::calvin_vll::ArrayedVll`]. Both see transactions only as a sequence number and a lock set;
 //! the programs stay with the worker threads that will execute them.
 
-use super::plan::LockReq;
+use super::plan::LockRequest;
 use std::collections::VecDeque;
 
 /// A lock manager run by one thread, fed transactions in the sequencer's order.
 pub trait Scheduler: Default + Send + 'static {
+    /// Whether lock requests must name their row slots ([`LockRequest::rid`]).
+    const NEEDS_ROWS: bool = false;
+
     /// Transaction `seq` (higher than every earlier one) asks for `locks` (sorted, deduplicated).
     /// Returns whether all are granted now; may also push other transactions that became ready.
-    fn request(&mut self, seq: u64, locks: Vec<LockReq>, ready: &mut Vec<u64>) -> bool;
+    fn request(&mut self, seq: u64, locks: Vec<LockRequest>, ready: &mut Vec<u64>) -> bool;
 
     /// Transaction `seq` finished: release its locks and push every transaction that became ready.
     fn release(&mut self, seq: u64, ready: &mut Vec<u64>);

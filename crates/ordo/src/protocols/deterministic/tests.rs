@@ -116,7 +116,7 @@ fn run_in_order<S: Flavor>(programs: &[MixProgram], executors: usize) -> Vec<(u6
     let p = Deterministic::<S>::open(fresh_db(), &ProtocolConfig { threads: executors });
     let workers: Vec<DetWorker> = (0..executors).map(|e| p.worker(e as u32, false)).collect();
     let notify: Vec<_> = workers.iter().map(|w| w.ready_tx.clone()).collect();
-    type Planned = (u64, MixProgram, Vec<LockReq>, Vec<Access>);
+    type Planned = (u64, MixProgram, Vec<LockRequest>, Vec<Access>);
     let (to_exec, from_client): (Vec<_>, Vec<_>) =
         (0..executors).map(|_| mpsc::channel::<Planned>()).unzip();
     std::thread::scope(|s| {
@@ -143,7 +143,7 @@ fn run_in_order<S: Flavor>(programs: &[MixProgram], executors: usize) -> Vec<(u6
             let mut prog = prog.clone();
             let (mut acc, mut locks) = (Vec::new(), Vec::new());
             planner.plan(&mut prog, p.db(), &mut acc);
-            locks_of(&acc, &mut locks).unwrap();
+            locks_of(p.db(), &acc, S::NEEDS_ROWS, &mut locks).unwrap();
             to_exec[e]
                 .send((i as u64, prog, locks.clone(), acc))
                 .unwrap();
