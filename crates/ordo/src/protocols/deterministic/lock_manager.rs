@@ -121,13 +121,12 @@ impl Scheduler for HashLockManager {
                 continue;
             }
             // Grant from the front: an exclusive request alone, or a run of shared ones.
-            for i in 0..q.len() {
-                let r = q[i];
+            for (i, r) in q.iter_mut().enumerate() {
                 if !r.granted {
                     if r.exclusive && i > 0 {
                         break;
                     }
-                    q[i].granted = true;
+                    r.granted = true;
                     let t = self.txns.get_mut(r.seq).expect("waiting transaction");
                     t.waiting -= 1;
                     if t.waiting == 0 {
