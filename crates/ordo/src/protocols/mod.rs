@@ -17,6 +17,7 @@ use crate::txn::{
 pub mod conformance;
 pub mod deterministic;
 pub mod nocc;
+pub mod partitioned;
 pub mod silo;
 pub mod twopl;
 pub mod vll;
@@ -150,6 +151,8 @@ registry!(
     silo::Silo,
     deterministic::Calvin,
     deterministic::CalvinVll,
+    partitioned::HStore,
+    partitioned::VllPartitioned,
 );
 
 /// The names of every protocol.

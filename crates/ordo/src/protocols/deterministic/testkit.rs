@@ -19,6 +19,9 @@ pub struct Mixed {
     pub ops: usize,
     /// Share of transactions that first read a pointer row (key < 4) and then update the key it names.
     pub pointer_share: f64,
+    /// `Some((partitions, multi))`: thread `t`'s transactions keep to keys `≡ t (mod partitions)`,
+    /// except a `multi` share that picks keys anywhere (multi-partition transactions).
+    pub affine: Option<(u64, f64)>,
 }
 
 /// One transaction.
@@ -29,7 +32,7 @@ pub struct MixProgram {
     pub tag: i64,
     /// `Some(p)`: piece 0 reads row `p`, piece 1 updates row `a(p) % keys`.
     pub pointer: Option<u64>,
-    target: u64,
+    pub target: u64,
 }
 
 impl MixProgram {
@@ -103,7 +106,7 @@ impl Program for MixProgram {
 }
 
 impl Mixed {
-    pub fn random_program(&self, rng: &mut SmallRng, p: &mut MixProgram) {
+    pub fn random_program(&self, rng: &mut SmallRng, thread: u32, p: &mut MixProgram) {
         p.keys = self.keys;
         p.tag = rng.gen_range(1..1000);
         p.ops.clear();
@@ -112,8 +115,15 @@ impl Mixed {
             p.pointer = Some(rng.gen_range(0..4));
             return;
         }
+        let home = match self.affine {
+            Some((n, multi)) if !rng.gen_bool(multi) => Some((n, thread as u64 % n)),
+            _ => None,
+        };
         while p.ops.len() < self.ops {
-            let k = rng.gen_range(0..self.keys);
+            let k = match home {
+                Some((n, h)) => rng.gen_range(0..self.keys / n) * n + h,
+                None => rng.gen_range(0..self.keys),
+            };
             if p.ops.iter().all(|o| o.0 != k) {
                 p.ops.push((k, rng.gen_bool(0.5)));
             }
@@ -137,7 +147,7 @@ impl Mixed {
 
 impl Workload for Mixed {
     type Program = MixProgram;
-    type Gen = SmallRng;
+    type Gen = (SmallRng, u32);
     fn name(&self) -> &'static str {
         "mixed-test"
     }
@@ -163,13 +173,15 @@ impl Workload for Mixed {
         }
         Ok(())
     }
-    fn generator(&self, thread: u32, seed: u64) -> SmallRng {
-        SmallRng::seed_from_u64(seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    fn generator(&self, thread: u32, seed: u64) -> (SmallRng, u32) {
+        let rng =
+            SmallRng::seed_from_u64(seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        (rng, thread)
     }
     fn program(&self) -> MixProgram {
         MixProgram::default()
     }
-    fn next(&self, rng: &mut SmallRng, p: &mut MixProgram) {
-        self.random_program(rng, p)
+    fn next(&self, gen: &mut (SmallRng, u32), p: &mut MixProgram) {
+        self.random_program(&mut gen.0, gen.1, p)
     }
 }

@@ -29,6 +29,7 @@ fn contended() -> Mixed {
         keys: 64,
         ops: 6,
         pointer_share: 0.1,
+        affine: None,
     }
 }
 
@@ -87,12 +88,13 @@ fn fixed_list(n: usize) -> Vec<MixProgram> {
         keys: 32,
         ops: 5,
         pointer_share: 0.0,
+        affine: None,
     };
     let mut rng = SmallRng::seed_from_u64(42);
     (0..n)
         .map(|_| {
             let mut p = MixProgram::default();
-            w.random_program(&mut rng, &mut p);
+            w.random_program(&mut rng, 0, &mut p);
             p
         })
         .collect()
@@ -104,6 +106,7 @@ fn fresh_db() -> Database<()> {
         keys: 32,
         ops: 5,
         pointer_share: 0.0,
+        affine: None,
     }
     .load(&mut db)
     .unwrap();
