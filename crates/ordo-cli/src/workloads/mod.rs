@@ -6,14 +6,22 @@
 use crate::UsageError;
 use clap::Args;
 
+pub mod vll_micro;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
-pub const WORKLOADS: &[(&str, &str, &str)] = &[(
-    "ycsb",
-    "key-value requests with Zipfian or hot-set skew",
-    "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
-)];
+pub const WORKLOADS: &[(&str, &str, &str)] = &[
+    (
+        "ycsb",
+        "key-value requests with Zipfian or hot-set skew",
+        "Cooper et al. SoCC 2010; as configured in DBx1000, VLL, PWV, DIBS",
+    ),
+    (
+        "vll-micro",
+        "10 read-modify-writes per transaction, 1 hot + 9 cold; contention index = 1 / hot records",
+        "Ren, Thomson, Abadi VLDB J. 2015 (VLL), section 3.1.2",
+    ),
+];
 
 /// What the workload is built for: each workload picks its own defaults for each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +40,14 @@ pub struct WorkloadArgs {
     pub workload: String,
     #[command(flatten)]
     pub ycsb: ycsb::YcsbArgs,
+    #[command(flatten)]
+    pub vll_micro: vll_micro::VllMicroArgs,
 }
 
 /// A workload ready to run.
 pub enum Workload {
     Ycsb(ordo_workloads::ycsb::Ycsb),
+    VllMicro(ordo_workloads::vll_micro::VllMicro),
 }
 
 /// Something to do with whichever workload was chosen (see [`Workload::visit`]).
@@ -50,6 +61,7 @@ impl Workload {
     pub fn visit<V: WorkloadVisitor>(&self, v: V) -> V::Output {
         match self {
             Workload::Ycsb(w) => v.visit(w),
+            Workload::VllMicro(w) => v.visit(w),
         }
     }
 }
@@ -59,6 +71,7 @@ impl WorkloadArgs {
     pub fn build(&self, purpose: Purpose) -> Result<Workload, UsageError> {
         match self.workload.as_str() {
             "ycsb" => Ok(Workload::Ycsb(self.ycsb.build(purpose)?)),
+            "vll-micro" => Ok(Workload::VllMicro(self.vll_micro.build(purpose)?)),
             other => Err(UsageError(format!(
                 "unknown workload `{other}` (known: {})",
                 WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")

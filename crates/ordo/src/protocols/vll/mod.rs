@@ -1,8 +1,224 @@
-//! `vll` — very lightweight locking (Ren, Thomson, Abadi, VLDB J. 2015).
+//! `vll`, `vll-sca`, `vll-arrayed`, `vllr` — very lightweight locking (Ren, Thomson, Abadi, VLDB J. 2015).
 //!
-//! Reusable parts: [`counters`] (C_X/C_S, colocated and arrayed), [`txn_queue`] (the TxnQueue with
-//! the head rule and blocked-count admission), [`sca`] (selective contention analysis, Fig. 4).
+//! # The idea
+//!
+//! A traditional lock manager keeps, per record, a linked list of lock requests in a hash table. VLL
+//! compresses that to **two integers beside the record**: C_X and C_S, the number of unfinished
+//! transactions that asked for an exclusive or a shared lock on it ([`counters`]). The price is that
+//! nobody knows *who* waits for whom any more, so VLL changes the rules around the counters:
+//!
+//! 1. A transaction requests **all** its locks at once, in one short critical section that also appends
+//!    it to the partition's **TxnQueue** ([`txn_queue`], [`partition`]). Its read and write sets are
+//!    computed before it enters — by reconnaissance when they depend on data ([`recon`]).
+//! 2. If every request was granted on the spot (exclusive: C_X = 1 and C_S = 0 after the increment;
+//!    shared: C_X = 0) the transaction is **free** and runs at once. Otherwise it is **blocked**.
+//! 3. A blocked transaction runs when it reaches the **front** of the TxnQueue: everything that locked
+//!    before it has finished, and everything after it that conflicts is blocked. Hence no deadlock.
+//! 4. New transactions are admitted only while the number of *blocked* ones is below a threshold
+//!    ([`VllConfig::blocked_limit`]).
+//! 5. `vll-sca`: when the queue is full, **selective contention analysis** ([`sca`]) scans it oldest
+//!    first with two bit arrays and finds a blocked transaction that conflicts with no older one.
+//!
+//! Worked example (§2.5): A writes x, B writes y, C writes x and z, D writes z.
+//!
+//! ```text
+//!  after A, B, C, D begin:  x: Cx=2  y: Cx=1  z: Cx=2    TxnQueue A, B, C(blocked), D(blocked)
+//!  after A finishes:        x: Cx=1  y: Cx=1  z: Cx=2    TxnQueue B, C(blocked), D(blocked)
+//!  basic VLL: C must wait until B finishes (then it is the front); SCA returns C now — and never D,
+//!  which conflicts with the older C.
+//! ```
+//!
+//! # Where the paper's pseudocode lives
+//!
+//! | paper                                        | code                                                  |
+//! |----------------------------------------------|-------------------------------------------------------|
+//! | C_X, C_S; colocated vs arrayed (§2.1–2.2)    | [`counters`] ([`counters::VllCounters`], [`counters::Arrayed`]) |
+//! | `BeginTransaction` / `FinishTransaction` (Fig. 1) | [`partition::Partition`]                         |
+//! | TxnQueue, head rule, "queue full"            | [`txn_queue::TxnQueue`]                               |
+//! | `VLLMainLoop` (Fig. 1)                       | [`worker`] (`Vll::main_loop`)                         |
+//! | `Execute(T)`                                 | [`txn::VllTx`]                                        |
+//! | dependent transactions, reconnaissance (§2.4)| [`recon`]                                             |
+//! | SCA (Fig. 4)                                 | [`sca::Sca`]                                          |
+//! | VLLR prefixes, four counters, Fig. 5 (§2.7)  | [`prefix`]                                            |
+//! | point locks vs prefix locks                  | [`scheme`]                                            |
+//!
+//! # Choices of this implementation
+//!
+//! * One partition: the whole database, one TxnQueue shared by every worker thread (the paper's
+//!   multi-threaded single-server VLL). Partitioned and deterministic variants build on the same parts.
+//! * A blocked transaction's program stays with the worker that admitted it; that worker runs it when it
+//!   reaches the front (or SCA selects it). See [`worker`].
+//! * Ranges: `vll` locks every key of a declared range one by one (up to
+//!   [`scheme::POINT_RANGE_LIMIT`] keys; wider, the transaction runs alone); `vllr` locks prefixes.
+//! * Interactive transactions ([`Protocol::begin`]) cannot declare their accesses, so they run alone:
+//!   queued as a wall, they wait for the queue to drain ahead of them and hold back everything after
+//!   them. Correct and serial — VLL is meant for programs ([`Protocol::execute`], the worker loop).
+//! * The blocked-transaction threshold defaults to [`DEFAULT_BLOCKED_LIMIT`]; the environment variable
+//!   `ORDO_VLL_BLOCKED_LIMIT` overrides it (the paper tunes it per workload; smaller is better under
+//!   high contention).
 
 pub mod counters;
+pub mod partition;
+pub mod prefix;
+pub mod recon;
 pub mod sca;
+pub mod scheme;
+pub mod txn;
 pub mod txn_queue;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::storage::Database;
+use crate::txn::{Program, Recorder, RequestSource, TxResult};
+use counters::{Arrayed, Colocated};
+use partition::Partition;
+use scheme::{LockScheme, PointLocks};
+use txn::{Held, VllTx, VllWorker};
+
+/// Default threshold of blocked transactions above which no new transaction is admitted.
+pub const DEFAULT_BLOCKED_LIMIT: usize = 16;
+
+/// Knobs of a VLL protocol.
+#[derive(Clone, Debug)]
+pub struct VllConfig {
+    /// Admission stops while this many transactions are blocked in the TxnQueue.
+    pub blocked_limit: usize,
+}
+
+impl Default for VllConfig {
+    fn default() -> Self {
+        let blocked_limit = std::env::var("ORDO_VLL_BLOCKED_LIMIT")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(DEFAULT_BLOCKED_LIMIT);
+        VllConfig { blocked_limit }
+    }
+}
+
+/// A member of the VLL family: how it locks, whether it runs SCA, its name.
+pub trait Flavor: Send + Sync + 'static {
+    type Scheme: LockScheme;
+    const SCA: bool;
+    const INFO: ProtocolInfo;
+}
+
+const PAPER: &str = "Ren, Thomson, Abadi: VLL: a lock manager redesign for main memory database systems (VLDB J. 2015)";
+
+/// `vll`: colocated counters, head rule only.
+pub struct Basic;
+impl Flavor for Basic {
+    type Scheme = PointLocks<Colocated>;
+    const SCA: bool = false;
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "vll",
+        summary: "very lightweight locking: C_X/C_S counters beside each record, all locks at once, TxnQueue",
+        paper: PAPER,
+        isolation: Isolation::Serializable,
+    };
+}
+
+/// `vll-sca`: `vll` plus selective contention analysis when the queue is full.
+pub struct WithSca;
+impl Flavor for WithSca {
+    type Scheme = PointLocks<Colocated>;
+    const SCA: bool = true;
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "vll-sca",
+        summary: "VLL with selective contention analysis (SCA) when the TxnQueue is full",
+        paper: PAPER,
+        isolation: Isolation::Serializable,
+    };
+}
+
+/// `vll-arrayed`: counters in two vectors instead of beside the records.
+pub struct ArrayedCounters;
+impl Flavor for ArrayedCounters {
+    type Scheme = PointLocks<Arrayed>;
+    const SCA: bool = false;
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "vll-arrayed",
+        summary: "VLL with its C_X/C_S counters in separate arrays (arrayed VLL, §2.2)",
+        paper: PAPER,
+        isolation: Isolation::Serializable,
+    };
+}
+
+/// `vllr`: VLL over prefix range locks with four counters per prefix.
+pub struct Ranges;
+impl Flavor for Ranges {
+    type Scheme = prefix::PrefixLocks;
+    const SCA: bool = false;
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "vllr",
+        summary: "VLL for ranges: prefix locks with C_x, C_s, I_x, I_s counters (VLLR, §2.7)",
+        paper: PAPER,
+        isolation: Isolation::Serializable,
+    };
+}
+
+/// A VLL protocol.
+pub struct Vll<F: Flavor> {
+    db: Database<<F::Scheme as LockScheme>::Meta>,
+    part: Partition<F::Scheme>,
+    blocked_limit: usize,
+}
+
+impl<F: Flavor> Vll<F> {
+    /// Opens with explicit knobs.
+    pub fn with_config(db: Database<<F::Scheme as LockScheme>::Meta>, cfg: &VllConfig) -> Self {
+        Vll {
+            db,
+            part: Partition::new(F::SCA),
+            blocked_limit: cfg.blocked_limit.max(1),
+        }
+    }
+    /// The partition (tests and diagnostics: queue and counter states).
+    pub fn partition_state(&self) -> &Partition<F::Scheme> {
+        &self.part
+    }
+}
+
+impl<F: Flavor> Protocol for Vll<F> {
+    type Meta = <F::Scheme as LockScheme>::Meta;
+    type Worker = VllWorker<<F::Scheme as LockScheme>::Request>;
+    type Tx<'w> = VllTx<'w, F::Scheme>;
+
+    const INFO: ProtocolInfo = F::INFO;
+
+    fn open(db: Database<Self::Meta>, _config: &ProtocolConfig) -> Self {
+        Self::with_config(db, &VllConfig::default())
+    }
+    fn db(&self) -> &Database<Self::Meta> {
+        &self.db
+    }
+    fn worker(&self, id: u32, recording: bool) -> Self::Worker {
+        VllWorker::new(id, recording)
+    }
+    fn recorder(w: &mut Self::Worker) -> &mut Recorder {
+        w.recorder()
+    }
+
+    /// An interactive transaction: it runs alone (see the module docs).
+    fn begin<'w>(&'w self, w: &'w mut Self::Worker) -> Self::Tx<'w> {
+        let (seq, blocked) = self.part.begin_transaction(&self.db, w.id, &[], true);
+        if blocked {
+            let _waiting = crate::txn::wait::blocked();
+            while !(self.part.front() == seq && self.part.claim(seq)) {
+                std::thread::yield_now();
+            }
+        }
+        VllTx::new(&self.db, &self.part, w, Held::Alone { leave: Some(seq) })
+    }
+
+    fn execute<P: Program>(&self, w: &mut Self::Worker, program: &mut P) -> TxResult<()> {
+        self.execute_one(w, program)
+    }
+
+    fn run_worker<R: RequestSource>(&self, w: &mut Self::Worker, requests: &mut R) {
+        self.main_loop(w, requests)
+    }
+}

@@ -1,0 +1,407 @@
+//! The VLL paper's micro-benchmark (Ren, Thomson, Abadi 2015, §3.1.2).
+//!
+//! Each transaction reads and updates 10 records: **1 hot and 9 cold**. The hot records are the first
+//! `1 / CI` keys of a partition, where CI is the **contention index** (CI = 0.001 → 1,000 hot records,
+//! CI = 1 → one hot record every transaction updates); the cold ones are the rest, drawn uniformly.
+//! Every access is a read-modify-write of the record's value (+1), declared up front, one piece each.
+//!
+//! * **Short** transactions do only that. **Long** ones (`long`) add fixed CPU work per record —
+//!   [`LONG_WORK_ROUNDS`] rounds of an integer hash on the value read, about 3× the short transaction
+//!   as in the paper ("like TPC-C New Order"); the work runs while the record's lock is held.
+//! * **Partitions** (for partitioned and distributed protocols): key `k` lives in partition
+//!   `k % partitions`, and each partition has its own hot set (its first `1 / CI` local keys). A
+//!   single-partition transaction draws all 10 records from one home partition; a **multi-partition**
+//!   one (`multi_partition_pct` percent of them) draws 1 hot + 4 cold at its home partition and 1 hot
+//!   + 4 cold at one other partition.
+//!
+//! Invariant: every committed transaction adds exactly 10 to the sum of the values, so the sum is a
+//! multiple of 10 ([`Workload::check`]).
+
+use ordo::harness::Workload;
+use ordo::storage::{
+    Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
+};
+use ordo::txn::{Access, Program, Tx, TxResult};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use std::hint::black_box;
+
+/// The one table.
+pub const RECORDS: TableId = 0;
+/// Its value column.
+pub const VALUE: usize = 0;
+/// Records per transaction.
+pub const PER_TXN: usize = 10;
+/// Rounds of hashing per record in a long transaction.
+pub const LONG_WORK_ROUNDS: u32 = 400;
+
+/// Micro-benchmark parameters (see the module doc).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VllMicroConfig {
+    /// Records in total (across partitions).
+    pub records: u64,
+    /// Contention index, in (0, 1]: 1 / hot records per partition.
+    pub ci: f64,
+    /// Long transactions (extra CPU work per record).
+    pub long: bool,
+    pub partitions: u32,
+    /// Percent of transactions that touch two partitions.
+    pub multi_partition_pct: f64,
+}
+
+impl Default for VllMicroConfig {
+    fn default() -> Self {
+        VllMicroConfig {
+            records: 1_000_000,
+            ci: 0.0001,
+            long: false,
+            partitions: 1,
+            multi_partition_pct: 0.0,
+        }
+    }
+}
+
+impl VllMicroConfig {
+    /// Hot records per partition.
+    pub fn hot(&self) -> u64 {
+        (1.0 / self.ci).round().max(1.0) as u64
+    }
+    /// Records per partition.
+    pub fn per_partition(&self) -> u64 {
+        self.records / self.partitions.max(1) as u64
+    }
+
+    /// Checks the parameters; the error is one line for the user.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.ci > 0.0 && self.ci <= 1.0) {
+            return Err(format!("--ci must be in (0, 1], got {}", self.ci));
+        }
+        if self.partitions == 0 {
+            return Err("--partitions must be at least 1".into());
+        }
+        if !(0.0..=100.0).contains(&self.multi_partition_pct) {
+            return Err(format!(
+                "--multi-partition must be a percentage in [0, 100], got {}",
+                self.multi_partition_pct
+            ));
+        }
+        if self.multi_partition_pct > 0.0 && self.partitions < 2 {
+            return Err("--multi-partition needs at least 2 --partitions".into());
+        }
+        let need = self.hot() + PER_TXN as u64;
+        if self.per_partition() < need {
+            return Err(format!(
+                "--records ({}) too small: each of the {} partitions needs {} hot and at least {} cold records",
+                self.records,
+                self.partitions,
+                self.hot(),
+                PER_TXN
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The micro-benchmark.
+pub struct VllMicro {
+    cfg: VllMicroConfig,
+}
+
+impl VllMicro {
+    pub fn new(cfg: VllMicroConfig) -> Result<Self, String> {
+        cfg.validate()?;
+        Ok(VllMicro { cfg })
+    }
+    pub fn config(&self) -> &VllMicroConfig {
+        &self.cfg
+    }
+    /// The partition that holds `key`.
+    pub fn partition_of(&self, key: u64) -> u32 {
+        (key % self.cfg.partitions as u64) as u32
+    }
+    /// The key of local record `i` of partition `p`.
+    fn key(&self, p: u32, i: u64) -> u64 {
+        i * self.cfg.partitions as u64 + p as u64
+    }
+    /// Whether `key` is one of its partition's hot records.
+    pub fn is_hot(&self, key: u64) -> bool {
+        key / (self.cfg.partitions as u64) < self.cfg.hot()
+    }
+}
+
+/// A micro-benchmark transaction: read-modify-write 10 records.
+#[derive(Clone, Debug, Default)]
+pub struct MicroTxn {
+    pub keys: Vec<u64>,
+    /// Partitions touched (home first).
+    pub partitions: Vec<u32>,
+    long: bool,
+}
+
+/// The long transactions' CPU work on one value.
+#[inline(never)]
+pub fn long_work(mut x: u64) -> u64 {
+    for _ in 0..LONG_WORK_ROUNDS {
+        x = (x ^ (x >> 31))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(17);
+    }
+    x
+}
+
+impl Program for MicroTxn {
+    fn name(&self) -> &'static str {
+        if self.partitions.len() > 1 {
+            "multi-partition"
+        } else {
+            "single-partition"
+        }
+    }
+    fn pieces(&self) -> usize {
+        self.keys.len()
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        let v = ColumnSet::one(VALUE);
+        out.push(Access::update(RECORDS, self.keys[piece], v, v));
+    }
+    fn depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
+    fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
+        let long = self.long;
+        tx.update(RECORDS, self.keys[piece], ColumnSet::one(VALUE), |r| {
+            let v = r.int(VALUE);
+            if long {
+                black_box(long_work(v as u64));
+            }
+            r.set_int(VALUE, v + 1);
+        })?;
+        Ok(())
+    }
+}
+
+/// Per-thread generator state.
+pub struct MicroGen {
+    rng: SmallRng,
+}
+
+impl VllMicro {
+    /// Draws `hot` hot and `cold` cold distinct records of partition `p` into `keys`.
+    fn draw(&self, rng: &mut SmallRng, p: u32, hot: usize, cold: usize, keys: &mut Vec<u64>) {
+        let (h, n) = (self.cfg.hot(), self.cfg.per_partition());
+        for (count, lo, hi) in [(hot, 0, h), (cold, h, n)] {
+            let start = keys.len();
+            while keys.len() < start + count {
+                let k = self.key(p, rng.gen_range(lo..hi));
+                if !keys[start..].contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+    }
+}
+
+impl Workload for VllMicro {
+    type Program = MicroTxn;
+    type Gen = MicroGen;
+
+    fn name(&self) -> &'static str {
+        "vll-micro"
+    }
+    fn params(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).expect("serializable config")
+    }
+    fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
+        let schema = Schema::new(vec![Column::new("value", ColumnType::Int)]).expect("schema");
+        let n = self.cfg.per_partition() * self.cfg.partitions as u64;
+        let t = db
+            .create_table(TableSpec::new("records", schema).capacity(n as usize))
+            .expect("fresh database");
+        debug_assert_eq!(t, RECORDS);
+        let table = db.table(t);
+        let mut scratch = Vec::new();
+        for key in 0..n {
+            table.load(key, &mut scratch, |r| {
+                r.set_int(VALUE, 0);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+    fn generator(&self, thread: u32, seed: u64) -> MicroGen {
+        MicroGen {
+            rng: SmallRng::seed_from_u64(
+                seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+        }
+    }
+    fn program(&self) -> MicroTxn {
+        MicroTxn {
+            keys: Vec::with_capacity(PER_TXN),
+            partitions: Vec::with_capacity(2),
+            long: self.cfg.long,
+        }
+    }
+    fn next(&self, g: &mut MicroGen, p: &mut MicroTxn) {
+        let parts = self.cfg.partitions;
+        p.keys.clear();
+        p.partitions.clear();
+        let home = g.rng.gen_range(0..parts);
+        p.partitions.push(home);
+        let multi = parts > 1 && g.rng.gen::<f64>() * 100.0 < self.cfg.multi_partition_pct;
+        if multi {
+            let other = (home + g.rng.gen_range(1..parts)) % parts;
+            p.partitions.push(other);
+            self.draw(&mut g.rng, home, 1, PER_TXN / 2 - 1, &mut p.keys);
+            self.draw(&mut g.rng, other, 1, PER_TXN - PER_TXN / 2 - 1, &mut p.keys);
+        } else {
+            self.draw(&mut g.rng, home, 1, PER_TXN - 1, &mut p.keys);
+        }
+        p.keys.shuffle(&mut g.rng);
+    }
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+        let t = db.table(RECORDS);
+        let mut sum = 0i64;
+        for k in 0..self.cfg.per_partition() * self.cfg.partitions as u64 {
+            let rid = t.lookup(k).ok_or(format!("record {k} missing"))?;
+            let mut buf = vec![0u64; t.schema().row_words()];
+            t.read_into(rid, ColumnSet::one(VALUE), &mut buf);
+            sum += buf[0] as i64;
+        }
+        if sum % PER_TXN as i64 != 0 {
+            return Err(format!(
+                "sum of values {sum} is not a multiple of {PER_TXN}: a transaction was torn"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ordo::protocols::nocc::NoCC;
+    use ordo::protocols::Protocol;
+    use ordo::txn::declared::run_checked;
+
+    fn micro(cfg: VllMicroConfig) -> VllMicro {
+        VllMicro::new(cfg).unwrap()
+    }
+
+    #[test]
+    fn validation_rejects_bad_parameters() {
+        let ok = VllMicroConfig {
+            records: 10_000,
+            ci: 0.01,
+            ..Default::default()
+        };
+        assert!(ok.validate().is_ok());
+        for bad in [
+            VllMicroConfig {
+                ci: 0.0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                ci: -0.5,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                ci: 1.5,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                ci: f64::NAN,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                partitions: 0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                multi_partition_pct: 10.0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                partitions: 2,
+                multi_partition_pct: 101.0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                records: 15,
+                ci: 0.1,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                records: 10_005,
+                ci: 0.0001,
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn one_hot_and_nine_cold_per_transaction() {
+        for parts in [1, 4] {
+            let w = micro(VllMicroConfig {
+                records: 40_000,
+                ci: 0.01,
+                partitions: parts,
+                multi_partition_pct: if parts > 1 { 50.0 } else { 0.0 },
+                ..Default::default()
+            });
+            let (mut g, mut p) = (w.generator(0, 1), w.program());
+            let mut multi = 0;
+            for _ in 0..2_000 {
+                w.next(&mut g, &mut p);
+                assert_eq!(p.keys.len(), 10);
+                let mut k = p.keys.clone();
+                k.sort();
+                k.dedup();
+                assert_eq!(k.len(), 10, "distinct records");
+                let hot = p.keys.iter().filter(|&&k| w.is_hot(k)).count();
+                assert_eq!(
+                    hot,
+                    p.partitions.len(),
+                    "one hot record per partition touched"
+                );
+                for &key in &p.keys {
+                    assert!(p.partitions.contains(&w.partition_of(key)));
+                }
+                multi += (p.partitions.len() > 1) as u32;
+            }
+            if parts > 1 {
+                assert!(
+                    (800..1200).contains(&multi),
+                    "about half multi-partition: {multi}"
+                );
+            } else {
+                assert_eq!(multi, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn runs_within_its_declarations_and_keeps_the_invariant() {
+        for long in [false, true] {
+            let w = micro(VllMicroConfig {
+                records: 1_000,
+                ci: 0.1,
+                long,
+                ..Default::default()
+            });
+            let mut db = Database::new();
+            w.load(&mut db).unwrap();
+            let p = NoCC::open(db, &Default::default());
+            let mut worker = p.worker(0, false);
+            let (mut g, mut prog) = (w.generator(0, 3), w.program());
+            for _ in 0..100 {
+                w.next(&mut g, &mut prog);
+                let v = run_checked(&mut prog, p.begin(&mut worker)).unwrap();
+                assert!(v.is_empty(), "{v:#?}");
+            }
+            w.check(p.db()).unwrap();
+        }
+    }
+}

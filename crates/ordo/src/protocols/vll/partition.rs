@@ -1,0 +1,182 @@
+//! A partition: its TxnQueue and lock state behind one short critical section (Fig. 1).
+//!
+//! ```text
+//!  BeginTransaction(T)   <critical section>            Partition::begin_transaction
+//!    T.Type = Free                                       blocked = walls > 0 (someone runs alone)
+//!    foreach key: Cs++ / Cx++, Blocked if not granted    S::request for every request, none skipped
+//!    TxnQueue.Enqueue(T)                                 queue.enqueue(payload, blocked)
+//!  FinishTransaction(T)  <critical section>            Partition::finish_transaction
+//!    foreach key: Cs-- / Cx--;  TxnQueue.Remove(T)       S::release for every request; queue.remove
+//!  front().Type == Blocked → T.Type = Free               Partition::front (lock-free) + claim
+//!  SCA()                                                 Partition::sca (+ claim, same section)
+//! ```
+//!
+//! The front's sequence number and the blocked count are mirrored in atomics so the main loop can poll
+//! them without entering the critical section. A transaction that must run **alone** (an interactive
+//! one, or one whose ranges are too wide to lock key by key) is a *wall*: it is blocked unless the queue
+//! is empty, every transaction enqueued after it is blocked, and SCA never looks past it — so it runs
+//! exactly when it reaches the head, and nothing runs beside it.
+
+use super::sca::Sca;
+use super::scheme::LockScheme;
+use super::txn_queue::{Seq, TxnQueue, TxnState};
+use crate::storage::Database;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// `front()` when the queue is empty.
+pub const NO_FRONT: Seq = u64::MAX;
+
+/// What the queue keeps per transaction.
+pub struct Queued<R> {
+    /// The worker that owns the transaction's program (only it runs it).
+    pub owner: u32,
+    /// Runs alone (a wall).
+    pub alone: bool,
+    /// Its lock requests (SCA reads them).
+    pub locks: Vec<R>,
+}
+
+struct Inner<S: LockScheme> {
+    queue: TxnQueue<Queued<S::Request>>,
+    locks: S::State,
+    walls: usize,
+    sca: Option<Sca>,
+    spare: Vec<Vec<S::Request>>,
+}
+
+/// One partition's lock state and TxnQueue.
+pub struct Partition<S: LockScheme> {
+    inner: Mutex<Inner<S>>,
+    front: AtomicU64,
+    blocked: AtomicUsize,
+}
+
+impl<S: LockScheme> Partition<S> {
+    pub fn new(sca: bool) -> Self {
+        Partition {
+            inner: Mutex::new(Inner {
+                queue: TxnQueue::new(),
+                locks: S::State::default(),
+                walls: 0,
+                sca: sca.then(Sca::new),
+                spare: Vec::new(),
+            }),
+            front: AtomicU64::new(NO_FRONT),
+            blocked: AtomicUsize::new(0),
+        }
+    }
+
+    fn publish(&self, inner: &Inner<S>) {
+        self.front
+            .store(inner.queue.front().unwrap_or(NO_FRONT), Ordering::Release);
+        self.blocked.store(inner.queue.blocked(), Ordering::Release);
+    }
+
+    /// `BeginTransaction`: requests every lock in `locks` and enqueues the transaction. Returns its
+    /// sequence number and whether it is blocked.
+    pub fn begin_transaction(
+        &self,
+        db: &Database<S::Meta>,
+        owner: u32,
+        locks: &[S::Request],
+        alone: bool,
+    ) -> (Seq, bool) {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
+        for r in locks {
+            // No short-circuit: every request is counted, granted or not.
+            blocked |= !S::request(&mut inner.locks, db, r);
+        }
+        inner.walls += alone as usize;
+        let mut copy = inner.spare.pop().unwrap_or_default();
+        copy.clear();
+        copy.extend_from_slice(locks);
+        let seq = inner.queue.enqueue(
+            Queued {
+                owner,
+                alone,
+                locks: copy,
+            },
+            blocked,
+        );
+        self.publish(inner);
+        (seq, blocked)
+    }
+
+    /// `FinishTransaction`: releases the locks of transaction `seq` and removes it from the queue.
+    pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq) {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let q = inner
+            .queue
+            .remove(seq)
+            .expect("finishing a transaction that is not in the TxnQueue");
+        for r in &q.locks {
+            S::release(&mut inner.locks, db, r);
+        }
+        inner.walls -= q.alone as usize;
+        if inner.spare.len() < 64 {
+            inner.spare.push(q.locks);
+        }
+        self.publish(inner);
+    }
+
+    /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical section.
+    #[inline]
+    pub fn front(&self) -> Seq {
+        self.front.load(Ordering::Acquire)
+    }
+
+    /// Blocked transactions in the queue, without entering the critical section.
+    #[inline]
+    pub fn blocked(&self) -> usize {
+        self.blocked.load(Ordering::Acquire)
+    }
+
+    /// Unblocks `seq` (the head rule's `T.Type = Free`); `true` exactly once.
+    pub fn claim(&self, seq: Seq) -> bool {
+        let mut g = self.inner.lock();
+        let ok = g.queue.claim(seq);
+        self.publish(&g);
+        ok
+    }
+
+    /// Runs SCA for `owner`: the oldest blocked transaction of `owner` that conflicts with no older
+    /// transaction, already claimed. `None` without SCA, or when there is none (or a wall is in the way).
+    pub fn sca(&self, owner: u32) -> Option<Seq> {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        let sca = inner.sca.as_mut()?;
+        // A wall is a barrier nothing may pass: while one is queued SCA finds nothing.
+        let seq = if inner.walls > 0 {
+            None
+        } else {
+            inner.queue.sca(
+                sca,
+                |q| q.owner == owner,
+                |q, f| q.locks.iter().for_each(|r| S::sca_keys(r, f)),
+            )
+        }?;
+        let claimed = inner.queue.claim(seq);
+        debug_assert!(claimed);
+        self.publish(inner);
+        Some(seq)
+    }
+
+    /// Transactions in the queue and each one's state (tests, diagnostics).
+    pub fn snapshot(&self) -> Vec<(Seq, TxnState)> {
+        self.inner
+            .lock()
+            .queue
+            .iter()
+            .map(|(s, st, _)| (s, st))
+            .collect()
+    }
+
+    /// Runs `f` on the lock state inside the critical section (tests: counter states).
+    pub fn with_locks<T>(&self, f: impl FnOnce(&S::State) -> T) -> T {
+        f(&self.inner.lock().locks)
+    }
+}

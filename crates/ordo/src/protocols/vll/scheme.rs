@@ -1,0 +1,141 @@
+//! What a transaction locks, and how: the part of VLL that differs between point locks (`vll`,
+//! `vll-sca`, `vll-arrayed`) and prefix range locks (`vllr`).
+//!
+//! A [`LockScheme`] turns a transaction's declared [`Access`]es into lock requests *before* the
+//! critical section ([`LockScheme::plan`]: resolve keys to record slots, normalize), requests and releases
+//! them *inside* it ([`LockScheme::request`] / [`LockScheme::release`], on state the partition's
+//! critical section guards), and answers, while the transaction runs, whether an operation is covered
+//! by what it locked ([`LockScheme::allows`]) — touching anything else is the dependent-transaction abort
+//! of §2.4.
+//!
+//! [`PointLocks`] is the paper's VLL: one C_X/C_S pair per record. A range access is locked key by key
+//! (every key value in the range, present or not, so an insert into it must conflict); a range wider
+//! than [`POINT_RANGE_LIMIT`] keys cannot be, and the transaction runs **alone** instead (enqueued as a
+//! barrier: it waits to be the queue head and every later transaction waits for it).
+
+use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
+use super::sca::lock_id;
+use crate::storage::{Database, TableId};
+use crate::txn::{Access, AccessKind, Target, TxResult};
+use std::marker::PhantomData;
+
+/// Widest range [`PointLocks`] locks key by key.
+pub const POINT_RANGE_LIMIT: u64 = 1024;
+
+/// The mode an access needs: shared for reads and scans, exclusive for anything that writes
+/// (a read-modify-write counts once, as a write).
+pub fn mode_of(a: &Access) -> Mode {
+    match a.kind {
+        AccessKind::Read | AccessKind::Scan => Mode::Shared,
+        AccessKind::Update | AccessKind::Insert | AccessKind::Delete => Mode::Exclusive,
+    }
+}
+
+/// How a family of VLL protocols locks.
+pub trait LockScheme: Send + Sync + 'static {
+    /// State beside each record.
+    type Meta: Default + Send + Sync + 'static;
+    /// Lock state inside the partition's critical section.
+    type State: Default + Send + 'static;
+    /// One lock request.
+    type Request: Copy + Send + Sync + std::fmt::Debug + 'static;
+
+    /// Fills `out` with the normalized requests for `accesses` (no duplicates, a transaction never
+    /// conflicts with itself). Returns `false` when they cannot be expressed and the transaction must
+    /// run alone.
+    fn plan(
+        db: &Database<Self::Meta>,
+        accesses: &[Access],
+        out: &mut Vec<Self::Request>,
+    ) -> TxResult<bool>;
+
+    /// Requests `r` (increments) and says whether it was granted at once.
+    fn request(st: &mut Self::State, db: &Database<Self::Meta>, r: &Self::Request) -> bool;
+
+    /// Releases `r` (decrements).
+    fn release(st: &mut Self::State, db: &Database<Self::Meta>, r: &Self::Request);
+
+    /// Whether `locks` cover an access to `key` (a write needs an exclusive lock).
+    fn allows(locks: &[Self::Request], table: TableId, key: u64, write: bool) -> bool;
+
+    /// Whether `locks` cover every key in `lo..=hi`, present or not, for reading.
+    fn allows_range(locks: &[Self::Request], table: TableId, lo: u64, hi: u64) -> bool;
+
+    /// The lock ids SCA hashes for `r`, with whether each is exclusive.
+    fn sca_keys(r: &Self::Request, f: &mut dyn FnMut(u64, bool));
+}
+
+/// VLL's point locks: a C_X/C_S pair per record, kept by counter store `C` (colocated or arrayed).
+pub struct PointLocks<C>(PhantomData<C>);
+
+/// The per-record state of each counter layout.
+pub trait PointLayout: CounterStore<Self::Meta> + Default {
+    type Meta: Default + Send + Sync + 'static;
+}
+impl PointLayout for Colocated {
+    type Meta = VllCounters;
+}
+impl PointLayout for counters::Arrayed {
+    type Meta = ();
+}
+
+impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
+    type Meta = C::Meta;
+    type State = C;
+    type Request = LockRequest;
+
+    fn plan(
+        db: &Database<C::Meta>,
+        accesses: &[Access],
+        out: &mut Vec<LockRequest>,
+    ) -> TxResult<bool> {
+        out.clear();
+        for a in accesses {
+            let t = db.table(a.table);
+            let mode = mode_of(a);
+            let (lo, hi) = match a.target {
+                Target::Key(k) => (k, k),
+                Target::Range { lo, hi } if hi < lo => continue,
+                Target::Range { lo, hi } if hi - lo >= POINT_RANGE_LIMIT => return Ok(false),
+                Target::Range { lo, hi } => (lo, hi),
+            };
+            for key in lo..=hi {
+                let (rid, _) = t.get_or_create(key);
+                out.push(LockRequest {
+                    table: a.table,
+                    key,
+                    rid,
+                    mode,
+                });
+            }
+        }
+        counters::normalize(out);
+        Ok(true)
+    }
+
+    #[inline]
+    fn request(st: &mut C, db: &Database<C::Meta>, r: &LockRequest) -> bool {
+        st.request(db, r)
+    }
+    #[inline]
+    fn release(st: &mut C, db: &Database<C::Meta>, r: &LockRequest) {
+        st.release(db, r)
+    }
+    #[inline]
+    fn allows(locks: &[LockRequest], table: TableId, key: u64, write: bool) -> bool {
+        counters::find(locks, table, key).is_some_and(|l| !write || l.mode == Mode::Exclusive)
+    }
+    fn allows_range(locks: &[LockRequest], table: TableId, lo: u64, hi: u64) -> bool {
+        if hi < lo {
+            return true;
+        }
+        // Normalized locks are sorted and unique: the range is covered iff all hi - lo + 1 keys are there.
+        let from = locks.partition_point(|l| (l.table, l.key) < (table, lo));
+        let to = locks.partition_point(|l| (l.table, l.key) <= (table, hi));
+        (to - from) as u64 == hi - lo + 1
+    }
+    #[inline]
+    fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, bool)) {
+        f(lock_id(r.table, r.key), r.mode == Mode::Exclusive)
+    }
+}

@@ -1,0 +1,661 @@
+//! VLL's tests: the paper's schedules on the partition, the main loop under contention with the
+//! checker, dependent transactions, interactive transactions, and the conformance contract.
+
+use super::counters::{Counters, LockRequest, Mode};
+use super::partition::Partition;
+use super::scheme::PointLocks;
+use super::txn_queue::TxnState;
+use super::*;
+use crate::check::{check, History};
+use crate::protocols::conformance::{self, open_small, small_db, A, B, KV};
+use crate::storage::{ColumnSet, RowId};
+use crate::txn::{Abort, AbortReason, Access, Ticket, Tx};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+type Points = PointLocks<Colocated>;
+
+fn w(table: u32, key: u64) -> LockRequest {
+    LockRequest {
+        table,
+        key,
+        rid: key + 1, // any distinct slot; the counters are read back through `rid`
+        mode: Mode::Exclusive,
+    }
+}
+
+/// A database with slots 1..=4 in table 0 (keys 0..=3), for direct partition tests.
+fn slots_db() -> Database<counters::VllCounters> {
+    let db = small_db::<counters::VllCounters>();
+    for k in 0..4 {
+        db.table(KV).get_or_create(1000 + k);
+    }
+    db
+}
+
+fn cx(db: &Database<counters::VllCounters>, rid: RowId) -> u32 {
+    db.table(KV).meta(rid).get().cx
+}
+
+/// §2.5: A(x), B(y), C(x, z), D(z), all writes. Exact counter states; basic VLL cannot run C until it
+/// is the front; SCA returns C (not D) once A has finished.
+#[test]
+fn section_2_5_trace_with_exact_counters() {
+    for with_sca in [false, true] {
+        let db = slots_db();
+        let part = Partition::<Points>::new(with_sca);
+        let (x, y, z) = (0, 1, 2);
+        let (sa, ba) = part.begin_transaction(&db, 0, &[w(KV, x)], false);
+        let (sb, bb) = part.begin_transaction(&db, 0, &[w(KV, y)], false);
+        let (sc, bc) = part.begin_transaction(&db, 1, &[w(KV, x), w(KV, z)], false);
+        let (sd, bd) = part.begin_transaction(&db, 1, &[w(KV, z)], false);
+        assert_eq!(
+            (ba, bb, bc, bd),
+            (false, false, true, true),
+            "A, B free; C, D blocked"
+        );
+        assert_eq!(
+            (cx(&db, x + 1), cx(&db, y + 1), cx(&db, z + 1)),
+            (2, 1, 2),
+            "x: Cx=2, y: Cx=1, z: Cx=2"
+        );
+        assert_eq!(part.blocked(), 2);
+        part.finish_transaction(&db, sa);
+        assert_eq!(
+            (cx(&db, x + 1), cx(&db, y + 1), cx(&db, z + 1)),
+            (1, 1, 2),
+            "after A: x: Cx=1"
+        );
+        assert_eq!(
+            part.front(),
+            sb,
+            "B is the front: C is not (basic VLL must wait)"
+        );
+        if with_sca {
+            assert_eq!(part.sca(1), Some(sc), "SCA finds C, not D");
+            assert_eq!(part.sca(1), None, "D conflicts with C, which is older");
+            part.finish_transaction(&db, sc);
+            part.finish_transaction(&db, sb);
+            assert_eq!(part.front(), sd);
+            assert!(part.claim(sd));
+        } else {
+            assert_eq!(part.sca(1), None, "no SCA in basic VLL");
+            part.finish_transaction(&db, sb);
+            assert_eq!(part.front(), sc, "now C is the front");
+            assert!(part.claim(sc) && !part.claim(sc), "claimed exactly once");
+            assert_ne!(part.front(), sd);
+            part.finish_transaction(&db, sc);
+            assert_eq!(part.front(), sd);
+            assert!(part.claim(sd));
+        }
+        part.finish_transaction(&db, sd);
+        for rid in 1..=3 {
+            assert_eq!(
+                db.table(KV).meta(rid).get(),
+                Counters::default(),
+                "back to zero"
+            );
+        }
+        assert!(part.snapshot().is_empty());
+    }
+}
+
+/// Two blocked writers on one key: counters alone never show either as the sole requester (C_X stays
+/// 2), but the head rule runs them one after the other.
+#[test]
+fn two_blocked_writers_resolve_through_the_head_rule() {
+    let db = slots_db();
+    let part = Partition::<Points>::new(false);
+    let (sa, _) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
+    let (sb, bb) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
+    let (sc, bc) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
+    assert!(bb && bc);
+    part.finish_transaction(&db, sa);
+    let c = db.table(KV).meta(1).get();
+    assert_eq!(c.cx, 2);
+    assert!(
+        !c.sole(Mode::Exclusive),
+        "counter-only unblocking would strand both"
+    );
+    assert_eq!(part.front(), sb);
+    assert!(part.claim(sb));
+    assert_ne!(part.front(), sc, "C is not the front yet");
+    assert_eq!(
+        part.snapshot(),
+        vec![(sb, TxnState::Running), (sc, TxnState::Blocked)]
+    );
+    part.finish_transaction(&db, sb);
+    assert_eq!(part.front(), sc);
+    assert!(part.claim(sc));
+    part.finish_transaction(&db, sc);
+    assert!(db.table(KV).meta(1).get().is_zero());
+}
+
+/// A read-modify-write and a duplicated key never block their own transaction.
+#[test]
+fn rmw_and_duplicate_keys_never_self_block() {
+    let db = slots_db();
+    let part = Partition::<Points>::new(false);
+    let accesses = [
+        Access::read(KV, 1000, ColumnSet::one(A)),
+        Access::update(KV, 1000, ColumnSet::one(B), ColumnSet::one(B)),
+        Access::read(KV, 1001, ColumnSet::one(A)),
+        Access::read(KV, 1001, ColumnSet::one(B)),
+    ];
+    let mut locks = Vec::new();
+    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks).unwrap());
+    assert_eq!(locks.len(), 2, "each key once");
+    let (s, blocked) = part.begin_transaction(&db, 0, &locks, false);
+    assert!(!blocked);
+    let rid = db.table(KV).lookup(1000).unwrap();
+    assert_eq!(
+        db.table(KV).meta(rid).get(),
+        Counters { cx: 1, cs: 0 },
+        "RMW counted once, as a write"
+    );
+    part.finish_transaction(&db, s);
+    assert!(db.table(KV).meta(rid).get().is_zero());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Programs and a request source for the worker loop.
+
+/// The test transactions.
+#[derive(Clone, Debug, Default)]
+enum Op {
+    #[default]
+    Nop,
+    /// Moves 1 from `from` to `to` (column B) and reads `also`.
+    Transfer { from: u64, to: u64, also: u64 },
+    /// Table 1: inserts `key` into the range [0, 100) and increments the count row.
+    Insert { key: u64 },
+    /// Table 1: counts the present keys of [0, 100) and compares with the count row.
+    Count,
+}
+
+/// Table 1 of the test database: an ordered table whose row `COUNT` counts the keys below 100.
+const R: u32 = 1;
+const COUNT: u64 = 1_000;
+
+static PHANTOMS: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Clone, Debug, Default)]
+struct TestProgram {
+    op: Op,
+    seen: i64,
+}
+
+impl Program for TestProgram {
+    fn name(&self) -> &'static str {
+        "test"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn declare(&self, _: usize, out: &mut Vec<Access>) {
+        let b = ColumnSet::one(B);
+        match self.op {
+            Op::Nop => {}
+            Op::Transfer { from, to, also } => {
+                out.push(Access::update(KV, from, b, b));
+                out.push(Access::update(KV, to, b, b));
+                out.push(Access::read(KV, also, b));
+            }
+            Op::Insert { key } => {
+                out.push(Access::insert(R, key));
+                out.push(Access::update(
+                    R,
+                    COUNT,
+                    ColumnSet::one(A),
+                    ColumnSet::one(A),
+                ));
+            }
+            Op::Count => {
+                out.push(Access::scan(R, 0, 99, ColumnSet::one(A)));
+                out.push(Access::read(R, COUNT, ColumnSet::one(A)));
+            }
+        }
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
+        let b = ColumnSet::one(B);
+        match self.op {
+            Op::Nop => {}
+            Op::Transfer { from, to, also } => {
+                tx.update(KV, from, b, |r| r.set_int(B, r.int(B) - 1))?;
+                tx.update(KV, to, b, |r| r.set_int(B, r.int(B) + 1))?;
+                self.seen = tx.get(KV, also, b)?.map_or(0, |r| r.int(B));
+            }
+            Op::Insert { key } => {
+                tx.insert(R, key, |r| r.set_int(A, 1))?;
+                tx.update(R, COUNT, ColumnSet::one(A), |r| r.set_int(A, r.int(A) + 1))?;
+            }
+            Op::Count => {
+                let mut n = 0;
+                tx.scan(R, 0, 99, ColumnSet::one(A), |_, _| {
+                    n += 1;
+                    true
+                })?;
+                let c = tx.get(R, COUNT, ColumnSet::one(A))?.map_or(0, |r| r.int(A));
+                if n != c {
+                    PHANTOMS.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The test database: [`small_db`] plus table `R` (ordered) with the count row.
+fn test_db<M: Default + Send + Sync>() -> Database<M> {
+    use crate::storage::{Column, ColumnType, Schema, TableSpec};
+    let mut db = small_db::<M>();
+    let schema = Schema::new(vec![
+        Column::new("a", ColumnType::Int),
+        Column::new("b", ColumnType::Int),
+    ])
+    .unwrap();
+    let t = db
+        .create_table(TableSpec::new("r", schema).ordered(2))
+        .unwrap();
+    db.table(t)
+        .load(COUNT, &mut Vec::new(), |r| {
+            r.set_int(A, 0);
+            Ok(())
+        })
+        .unwrap();
+    db
+}
+
+/// Hands out `left` random transactions and counts outcomes.
+struct Source {
+    left: u64,
+    rng: SmallRng,
+    committed: u64,
+    retried: u64,
+    inserts: bool,
+}
+
+impl RequestSource for Source {
+    type Program = TestProgram;
+    fn program(&self) -> TestProgram {
+        TestProgram::default()
+    }
+    fn next(&mut self, p: &mut TestProgram) -> Option<Ticket> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let r = &mut self.rng;
+        p.op = if self.inserts && r.gen_bool(0.3) {
+            if r.gen_bool(0.5) {
+                Op::Insert {
+                    key: r.gen_range(0..100),
+                }
+            } else {
+                Op::Count
+            }
+        } else {
+            // Ten keys: heavily contended.
+            let from = r.gen_range(0..10) * 10;
+            let to = (from + r.gen_range(1..10) * 10) % 100;
+            Op::Transfer {
+                from,
+                to,
+                also: r.gen_range(0..10) * 10,
+            }
+        };
+        Some(Ticket {
+            started: Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, _: AbortReason) {
+        self.retried += 1;
+    }
+    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
+        match outcome {
+            Ok(()) => self.committed += 1,
+            Err(a) if a.reason == AbortReason::DuplicateKey => {}
+            Err(a) => panic!("unexpected abort {a}"),
+        }
+    }
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+/// Runs `threads` workers of flavor `F` over contended transfers (and inserts/scans), then checks the
+/// history, the invariants, and that every counter and the queue are back to zero.
+fn contended_run<F: Flavor>(threads: u32, per_thread: u64, limit: usize, inserts: bool)
+where
+    Vll<F>: Protocol<Meta = <F::Scheme as LockScheme>::Meta>,
+{
+    PHANTOMS.store(0, Ordering::Relaxed);
+    let p = Vll::<F>::with_config(
+        test_db(),
+        &VllConfig {
+            blocked_limit: limit,
+        },
+    );
+    let mut txns = Vec::new();
+    let mut committed = 0;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let p = &p;
+                s.spawn(move || {
+                    let mut wk = p.worker(t, true);
+                    let mut src = Source {
+                        left: per_thread,
+                        rng: SmallRng::seed_from_u64(t as u64 * 7 + 1),
+                        committed: 0,
+                        retried: 0,
+                        inserts,
+                    };
+                    p.run_worker(&mut wk, &mut src);
+                    (Vll::<F>::recorder(&mut wk).take(), src.committed)
+                })
+            })
+            .collect();
+        for h in hs {
+            let (t, c) = h.join().unwrap();
+            txns.extend(t);
+            committed += c;
+        }
+    });
+    let name = F::INFO.name;
+    assert!(committed > 0);
+    let report = check(&History { txns });
+    assert!(
+        report.is_serializable() && report.anomalies.is_empty(),
+        "{name}: {report}"
+    );
+    assert!(
+        report.edges > 1000,
+        "{name}: too few dependencies to mean much"
+    );
+    assert_eq!(
+        PHANTOMS.load(Ordering::Relaxed),
+        0,
+        "{name}: a scan saw a phantom"
+    );
+    assert!(
+        p.partition_state().snapshot().is_empty(),
+        "{name}: queue drained"
+    );
+    // Sum of B over the ten keys is conserved.
+    let mut wk = p.worker(99, false);
+    let mut tx = p.begin(&mut wk);
+    let mut sum = 0;
+    tx.scan(KV, 0, 100, ColumnSet::one(B), |_, r| {
+        sum += r.int(B);
+        true
+    })
+    .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(sum, 0, "{name}: transfers conserve the total");
+}
+
+fn colocated_zero(p: &Vll<Basic>) {
+    for t in 0..p.db().tables().len() {
+        let tab = p.db().table(t as u32);
+        for k in tab.present_keys() {
+            let rid = tab.lookup(k).unwrap();
+            assert!(
+                tab.meta(rid).get().is_zero(),
+                "counters of key {k} not back to zero"
+            );
+        }
+    }
+}
+
+#[test]
+fn contended_runs_are_serializable_under_every_flavor() {
+    // 4 threads on a 2-core machine: preemption mid-transaction adds interleavings.
+    contended_run::<Basic>(4, 3_000, 4, true);
+    contended_run::<WithSca>(4, 3_000, 2, true);
+    contended_run::<WithSca>(3, 3_000, 16, false);
+    contended_run::<ArrayedCounters>(4, 2_000, 4, true);
+    contended_run::<Ranges>(4, 2_000, 4, true);
+}
+
+fn run_threads<F: Flavor>(p: &Vll<F>, threads: u32, per_thread: u64) {
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            s.spawn(move || {
+                let mut wk = p.worker(t, false);
+                let mut src = Source {
+                    left: per_thread,
+                    rng: SmallRng::seed_from_u64(t as u64),
+                    committed: 0,
+                    retried: 0,
+                    inserts: true,
+                };
+                p.run_worker(&mut wk, &mut src);
+            });
+        }
+    });
+    assert!(p.partition_state().snapshot().is_empty(), "queue drained");
+}
+
+#[test]
+fn counters_return_to_zero_after_a_run() {
+    let p = Vll::<Basic>::with_config(test_db(), &VllConfig { blocked_limit: 3 });
+    run_threads(&p, 3, 2_000);
+    colocated_zero(&p);
+    let p = Vll::<Ranges>::with_config(test_db(), &VllConfig { blocked_limit: 3 });
+    run_threads(&p, 3, 1_000);
+    assert!(
+        p.partition_state().with_locks(|t| t.is_empty()),
+        "every VLLR prefix counter back to zero"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Dependent transactions.
+
+/// Piece 0 reads an "index" row (key 0, column A) naming the key to update; piece 1 updates that key.
+/// On its first reconnaissance, `hook` runs (a concurrent writer that changes the index).
+struct Dependent<'a> {
+    target: u64,
+    hook: Option<Box<dyn FnOnce() + Send + 'a>>,
+}
+
+impl Program for Dependent<'_> {
+    fn name(&self) -> &'static str {
+        "dependent"
+    }
+    fn pieces(&self) -> usize {
+        2
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        match piece {
+            0 => out.push(Access::read(KV, 0, ColumnSet::one(A))),
+            _ => out.push(Access::update(
+                KV,
+                self.target,
+                ColumnSet::one(B),
+                ColumnSet::one(B),
+            )),
+        }
+    }
+    fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
+        match piece {
+            0 => {
+                self.target = tx.get(KV, 0, ColumnSet::one(A))?.unwrap().int(A) as u64;
+                if tx.id() == 0 {
+                    // Reconnaissance (ReconTx has id 0): let the concurrent writer in, once.
+                    if let Some(h) = self.hook.take() {
+                        h();
+                    }
+                }
+            }
+            _ => {
+                tx.update(KV, self.target, ColumnSet::one(B), |r| {
+                    r.set_int(B, r.int(B) + 1)
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct OneShot<'a> {
+    program: Option<Dependent<'a>>,
+    retried: Vec<AbortReason>,
+    done: bool,
+}
+
+impl<'a> RequestSource for OneShot<'a> {
+    type Program = Dependent<'a>;
+    fn program(&self) -> Dependent<'a> {
+        Dependent {
+            target: 0,
+            hook: None,
+        }
+    }
+    fn next(&mut self, p: &mut Dependent<'a>) -> Option<Ticket> {
+        *p = self.program.take()?;
+        Some(Ticket {
+            started: Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, r: AbortReason) {
+        self.retried.push(r);
+    }
+    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
+        outcome.unwrap();
+        self.done = true;
+    }
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+/// Sets the index row (key 0, column A) to `to` in a transaction of its own.
+struct SetIndex(u64);
+impl Program for SetIndex {
+    fn name(&self) -> &'static str {
+        "set-index"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn declare(&self, _: usize, out: &mut Vec<Access>) {
+        out.push(Access::update(KV, 0, ColumnSet::one(A), ColumnSet::one(A)));
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
+        let to = self.0 as i64;
+        tx.update(KV, 0, ColumnSet::one(A), |r| r.set_int(A, to))?;
+        Ok(())
+    }
+}
+
+#[test]
+fn stale_reconnaissance_aborts_and_resubmits_as_a_new_transaction() {
+    let p: Vll<Basic> = open_small();
+    // The index names key 20.
+    p.execute(&mut p.worker(5, false), &mut SetIndex(20))
+        .unwrap();
+    let pr = &p;
+    let hook = Box::new(move || {
+        // A concurrent writer repoints the index to key 40 between reconnaissance and locking.
+        pr.execute(&mut pr.worker(6, false), &mut SetIndex(40))
+            .unwrap();
+    });
+    let mut src = OneShot {
+        program: Some(Dependent {
+            target: 0,
+            hook: Some(hook),
+        }),
+        retried: Vec::new(),
+        done: false,
+    };
+    let mut wk = p.worker(0, true);
+    p.run_worker(&mut wk, &mut src);
+    assert!(src.done);
+    assert_eq!(
+        src.retried,
+        [AbortReason::Validation],
+        "one abort, then a resubmission"
+    );
+    let hist = Vll::<Basic>::recorder(&mut wk).take();
+    assert_eq!(
+        hist.len(),
+        2,
+        "two transactions: the aborted one and the resubmitted one"
+    );
+    assert!(!hist[0].committed && hist[1].committed);
+    assert_ne!(hist[0].id, hist[1].id, "resubmitted as a new transaction");
+    let mut tx = p.begin(&mut wk);
+    let b =
+        |tx: &mut VllTx<'_, Points>, k| tx.get(KV, k, ColumnSet::one(B)).unwrap().unwrap().int(B);
+    assert_eq!(
+        (b(&mut tx, 20), b(&mut tx, 40)),
+        (0, 1),
+        "the key the index names now was updated"
+    );
+    tx.commit().unwrap();
+    colocated_zero(&p);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Interactive transactions and the conformance contract.
+
+#[test]
+fn conformance_single_thread_semantics() {
+    conformance::single_thread_semantics::<Vll<Basic>>();
+    conformance::single_thread_semantics::<Vll<WithSca>>();
+    conformance::single_thread_semantics::<Vll<ArrayedCounters>>();
+    conformance::single_thread_semantics::<Vll<Ranges>>();
+}
+
+#[test]
+fn conformance_abort_undoes_writes() {
+    conformance::abort_undoes_writes::<Vll<Basic>>();
+    conformance::abort_undoes_writes::<Vll<Ranges>>();
+}
+
+/// `conformance::no_dirty_read` opens two interactive transactions on one thread, which VLL cannot do
+/// (the second waits for the first, which runs alone). The same promise, adapted: a program that reads
+/// a record an interactive transaction has written waits until that transaction ends and then reads
+/// the committed value.
+#[test]
+fn no_dirty_read_a_reader_waits_for_the_interactive_writer() {
+    let p: Vll<Basic> = open_small();
+    let mut w1 = p.worker(0, false);
+    let mut t1 = p.begin(&mut w1);
+    t1.update(KV, 50, ColumnSet::one(B), |r| r.set_int(B, 1))
+        .unwrap();
+    let obs = crate::txn::wait::WaitObserver::new();
+    std::thread::scope(|s| {
+        let (p, o) = (&p, obs.clone());
+        let reader = s.spawn(move || {
+            crate::txn::wait::observe(Some(o));
+            let mut prog = TestProgram {
+                op: Op::Transfer {
+                    from: 10,
+                    to: 20,
+                    also: 50,
+                },
+                seen: -1,
+            };
+            p.execute(&mut p.worker(1, false), &mut prog).unwrap();
+            prog.seen
+        });
+        while !obs.is_waiting() {
+            std::thread::yield_now();
+        }
+        t1.commit().unwrap();
+        assert_eq!(
+            reader.join().unwrap(),
+            1,
+            "read the committed value, after the writer ended"
+        );
+    });
+}
