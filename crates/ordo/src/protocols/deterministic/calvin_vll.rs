@@ -27,8 +27,11 @@
 //!
 //! There is no admission limit ("TxnQueue full") here: a deterministic scheduler must admit every
 //! sequenced transaction in order; the workers' in-flight windows bound the queue instead. SCA runs
-//! only when the lock-manager thread would otherwise wait for a message, only if something changed
-//! since the last run, and is repeated while it finds transactions (the paper's SCA returns one per call).
+//! only when the workers would otherwise idle — the lock-manager thread has no message to handle and
+//! every admitted transaction is blocked — and only if something changed since the last run; it is
+//! repeated while it finds transactions (the paper's SCA returns one per call). Running it whenever
+//! the lock-manager thread had a free moment made it the pipeline's bottleneck (each scan walks the
+//! whole queue), halving throughput on the micro-benchmark.
 
 use super::plan::{LockRequest, Mode};
 use super::scheduler::{Scheduler, SeqSlab};
@@ -141,8 +144,11 @@ impl Scheduler for ArrayedVll {
         }
     }
 
+    /// SCA only when the workers would idle: something changed since the last scan, and every
+    /// admitted transaction is blocked (none is running or ready to run).
     fn idle(&mut self, ready: &mut Vec<u64>) -> bool {
-        self.dirty && self.sca(ready)
+        let blocked = self.queue.blocked();
+        self.dirty && blocked > 0 && blocked == self.queue.len() && self.sca(ready)
     }
 }
 
