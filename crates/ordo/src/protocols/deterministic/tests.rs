@@ -82,7 +82,9 @@ fn the_workload_exposes_anomalies_without_concurrency_control() {
     );
 }
 
-/// A fixed list of order-sensitive programs.
+/// A fixed list of order-sensitive programs. No data-dependent ones: a reconnaissance mismatch is
+/// resubmitted and takes a new place in the order (in Calvin, a new input), so the order would no longer
+/// be the list's.
 fn fixed_list(n: usize) -> Vec<MixProgram> {
     let w = Mixed {
         keys: 32,

@@ -397,8 +397,12 @@ impl Protocol for VllPartitioned {
         let mut in_flight = 0;
         let mut exhausted = false;
         loop {
-            // Admit a new transaction while there is room, or execute what may run.
-            let admitted = if exhausted {
+            // Execute what may run first (a notified transaction must not wait behind a stream of free
+            // local ones), else admit a new transaction while there is room.
+            while let Ok(i) = w.ready_rx.try_recv() {
+                runnable.push(i);
+            }
+            let admitted = if exhausted || !runnable.is_empty() {
                 None
             } else {
                 free_slots.last().copied()
@@ -444,10 +448,6 @@ impl Protocol for VllPartitioned {
                 return;
             } else {
                 // Everything in flight waits: look for work with SCA, then wait for a notification.
-                if let Ok(i) = w.ready_rx.try_recv() {
-                    runnable.push(i);
-                    continue;
-                }
                 self.idle_sca();
                 let _waiting = wait::blocked();
                 runnable.push(w.ready_rx.recv().expect("the worker holds a sender"));
