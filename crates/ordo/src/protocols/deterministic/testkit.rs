@@ -185,3 +185,86 @@ impl Workload for Mixed {
         self.random_program(&mut gen.0, gen.1, p)
     }
 }
+
+/// A [`crate::txn::RequestSource`] handing out `left` programs of `workload` (thread `thread`).
+pub struct Counted<'a> {
+    pub workload: &'a Mixed,
+    pub gen: (SmallRng, u32),
+    pub left: u64,
+}
+
+impl crate::txn::RequestSource for Counted<'_> {
+    type Program = MixProgram;
+    fn program(&self) -> MixProgram {
+        MixProgram::default()
+    }
+    fn next(&mut self, p: &mut MixProgram) -> Option<crate::txn::Ticket> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        self.workload.next(&mut self.gen, p);
+        Some(crate::txn::Ticket {
+            started: std::time::Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, _: crate::txn::AbortReason) {}
+    fn finished(&mut self, _: crate::txn::Ticket, outcome: Result<(), crate::txn::Abort>) {
+        outcome.expect("no program of this workload aborts for good");
+    }
+    fn seed(&self) -> u64 {
+        1
+    }
+}
+
+/// Interactive transactions (`begin`: the whole database) on one thread while another runs the
+/// protocol's own worker loop: the combined history must be serializable.
+pub fn interactive_alongside_worker_loop<P: crate::protocols::Protocol>() {
+    use crate::protocols::ProtocolConfig;
+    let w = Mixed {
+        keys: 16,
+        ops: 4,
+        pointer_share: 0.1,
+        affine: None,
+    };
+    let mut db = Database::new();
+    w.load(&mut db).unwrap();
+    let p = P::open(db, &ProtocolConfig { threads: 2 });
+    let mut txns = Vec::new();
+    std::thread::scope(|s| {
+        let p = &p;
+        let w = &w;
+        let looped = s.spawn(move || {
+            let mut worker = p.worker(0, true);
+            let mut src = Counted {
+                workload: w,
+                gen: w.generator(0, 7),
+                left: 3000,
+            };
+            p.run_worker(&mut worker, &mut src);
+            P::recorder(&mut worker).take()
+        });
+        let interactive = s.spawn(move || {
+            let mut worker = p.worker(1, true);
+            for i in 0..200u64 {
+                let mut tx = p.begin(&mut worker);
+                let mut sum: i64 = 0;
+                for k in 0..4 {
+                    let row = tx.get(T, (i + k) % 16, ColumnSet::ALL).unwrap().unwrap();
+                    sum = sum.wrapping_add(row.int(B));
+                }
+                tx.update(T, (i + 7) % 16, ColumnSet::ALL, |r| r.set_int(B, sum))
+                    .unwrap();
+                tx.commit().unwrap();
+            }
+            P::recorder(&mut worker).take()
+        });
+        txns.extend(looped.join().unwrap());
+        txns.extend(interactive.join().unwrap());
+    });
+    let report = crate::check::check(&crate::check::History { txns });
+    assert_eq!(report.committed, 3200, "{}", P::INFO.name);
+    assert!(report.is_serializable(), "{}: {report}", P::INFO.name);
+    assert!(report.anomalies.is_empty(), "{}: {report}", P::INFO.name);
+}

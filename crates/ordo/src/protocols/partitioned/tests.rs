@@ -128,3 +128,13 @@ fn fresh_db<M: Default + Send + Sync>() -> crate::storage::Database<M> {
     .unwrap();
     db
 }
+
+#[test]
+fn hstore_interactive_transactions_alongside_the_worker_loop() {
+    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<HStore>();
+}
+
+#[test]
+fn vll_partitioned_interactive_transactions_alongside_the_worker_loop() {
+    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<VllPartitioned>();
+}
