@@ -35,7 +35,7 @@ pub const VALUE: usize = 0;
 /// Records per transaction.
 pub const PER_TXN: usize = 10;
 /// Rounds of hashing per record in a long transaction.
-pub const LONG_WORK_ROUNDS: u32 = 400;
+pub const LONG_WORK_ROUNDS: u32 = 150;
 
 /// Micro-benchmark parameters (see the module doc).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -50,6 +50,9 @@ pub struct Partition<S: LockScheme> {
     inner: Mutex<Inner<S>>,
     front: AtomicU64,
     blocked: AtomicUsize,
+    /// Counts `FinishTransaction`s: only a finish can make a blocked transaction runnable, so SCA
+    /// need not run again until this moves.
+    finishes: AtomicU64,
 }
 
 impl<S: LockScheme> Partition<S> {
@@ -64,6 +67,7 @@ impl<S: LockScheme> Partition<S> {
             }),
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
+            finishes: AtomicU64::new(0),
         }
     }
 
@@ -82,8 +86,26 @@ impl<S: LockScheme> Partition<S> {
         locks: &[S::Request],
         alone: bool,
     ) -> (Seq, bool) {
+        self.finish_and_begin(db, None, owner, locks, alone)
+    }
+
+    /// `FinishTransaction(finish)` (if any) and `BeginTransaction` in one critical section: a worker
+    /// that just ran a free transaction releases it and enqueues its next one with a single latch
+    /// acquisition.
+    pub fn finish_and_begin(
+        &self,
+        db: &Database<S::Meta>,
+        finish: Option<Seq>,
+        owner: u32,
+        locks: &[S::Request],
+        alone: bool,
+    ) -> (Seq, bool) {
         let mut g = self.inner.lock();
         let inner = &mut *g;
+        if let Some(seq) = finish {
+            Self::finish_locked(inner, db, seq);
+            self.finishes.fetch_add(1, Ordering::Release);
+        }
         let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
         for r in locks {
             // No short-circuit: every request is counted, granted or not.
@@ -108,7 +130,18 @@ impl<S: LockScheme> Partition<S> {
     /// `FinishTransaction`: releases the locks of transaction `seq` and removes it from the queue.
     pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq) {
         let mut g = self.inner.lock();
-        let inner = &mut *g;
+        Self::finish_locked(&mut g, db, seq);
+        self.finishes.fetch_add(1, Ordering::Release);
+        self.publish(&g);
+    }
+
+    /// How many transactions have finished so far (see [`Self::sca`]).
+    #[inline]
+    pub fn finishes(&self) -> u64 {
+        self.finishes.load(Ordering::Acquire)
+    }
+
+    fn finish_locked(inner: &mut Inner<S>, db: &Database<S::Meta>, seq: Seq) {
         let q = inner
             .queue
             .remove(seq)
@@ -120,7 +153,6 @@ impl<S: LockScheme> Partition<S> {
         if inner.spare.len() < 64 {
             inner.spare.push(q.locks);
         }
-        self.publish(inner);
     }
 
     /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical section.

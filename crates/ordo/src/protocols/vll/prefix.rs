@@ -26,7 +26,7 @@
 use super::counters::Mode;
 use super::sca::lock_id;
 use super::scheme::{mode_of, LockScheme};
-use crate::storage::{Database, TableId};
+use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, Target, TxResult};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -297,11 +297,19 @@ impl LockScheme for PrefixLocks {
     fn release(st: &mut PrefixTable, _db: &Database<()>, r: &PrefixLock) {
         st.unlock(r.table, r.prefix, r.mode)
     }
-    fn allows(locks: &[PrefixLock], table: TableId, key: u64, write: bool) -> bool {
+    fn allows(
+        locks: &[PrefixLock],
+        table: TableId,
+        key: u64,
+        write: bool,
+    ) -> Option<Option<RowId>> {
         let k = Prefix::key(key, KEY_BITS);
-        locks.iter().any(|l| {
-            l.table == table && l.prefix.covers(k) && (!write || l.mode == Mode::Exclusive)
-        })
+        locks
+            .iter()
+            .any(|l| {
+                l.table == table && l.prefix.covers(k) && (!write || l.mode == Mode::Exclusive)
+            })
+            .then_some(None)
     }
     fn allows_range(locks: &[PrefixLock], table: TableId, lo: u64, hi: u64) -> bool {
         let mut ps = Vec::new();

@@ -15,7 +15,7 @@
 
 use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
 use super::sca::lock_id;
-use crate::storage::{Database, TableId};
+use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, AccessKind, Target, TxResult};
 use std::marker::PhantomData;
 
@@ -55,8 +55,14 @@ pub trait LockScheme: Send + Sync + 'static {
     /// Releases `r` (decrements).
     fn release(st: &mut Self::State, db: &Database<Self::Meta>, r: &Self::Request);
 
-    /// Whether `locks` cover an access to `key` (a write needs an exclusive lock).
-    fn allows(locks: &[Self::Request], table: TableId, key: u64, write: bool) -> bool;
+    /// Whether `locks` cover an access to `key` (a write needs an exclusive lock): `None` if not,
+    /// else the record's slot when the lock knows it (saves an index probe).
+    fn allows(
+        locks: &[Self::Request],
+        table: TableId,
+        key: u64,
+        write: bool,
+    ) -> Option<Option<RowId>>;
 
     /// Whether `locks` cover every key in `lo..=hi`, present or not, for reading.
     fn allows_range(locks: &[Self::Request], table: TableId, lo: u64, hi: u64) -> bool;
@@ -110,6 +116,9 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
             }
         }
         counters::normalize(out);
+        for l in out.iter() {
+            C::touch(db, l);
+        }
         Ok(true)
     }
 
@@ -122,17 +131,22 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         st.release(db, r)
     }
     #[inline]
-    fn allows(locks: &[LockRequest], table: TableId, key: u64, write: bool) -> bool {
-        counters::find(locks, table, key).is_some_and(|l| !write || l.mode == Mode::Exclusive)
+    fn allows(
+        locks: &[LockRequest],
+        table: TableId,
+        key: u64,
+        write: bool,
+    ) -> Option<Option<RowId>> {
+        counters::find(locks, table, key)
+            .filter(|l| !write || l.mode == Mode::Exclusive)
+            .map(|l| Some(l.rid))
     }
     fn allows_range(locks: &[LockRequest], table: TableId, lo: u64, hi: u64) -> bool {
         if hi < lo {
             return true;
         }
-        // Normalized locks are sorted and unique: the range is covered iff all hi - lo + 1 keys are there.
-        let from = locks.partition_point(|l| (l.table, l.key) < (table, lo));
-        let to = locks.partition_point(|l| (l.table, l.key) <= (table, hi));
-        (to - from) as u64 == hi - lo + 1
+        // Normalized locks are unique: the range is covered iff all hi - lo + 1 keys are there.
+        counters::count_in(locks, table, lo, hi) as u64 == hi - lo + 1
     }
     #[inline]
     fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, bool)) {

@@ -659,3 +659,41 @@ fn no_dirty_read_a_reader_waits_for_the_interactive_writer() {
         );
     });
 }
+
+/// A program that writes and then aborts by its own logic (it has a commit point): the undo log puts
+/// the old value back.
+struct WriteThenAbort;
+impl Program for WriteThenAbort {
+    fn name(&self) -> &'static str {
+        "write-then-abort"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn commit_point(&self) -> Option<usize> {
+        Some(0)
+    }
+    fn declare(&self, _: usize, out: &mut Vec<Access>) {
+        out.push(Access::update(KV, 10, ColumnSet::one(B), ColumnSet::one(B)));
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
+        tx.update(KV, 10, ColumnSet::one(B), |r| r.set_int(B, 42))?;
+        Err(Abort::user("changed my mind"))
+    }
+}
+
+#[test]
+fn an_own_logic_abort_after_writing_is_undone() {
+    let p: Vll<Basic> = open_small();
+    let mut wk = p.worker(0, false);
+    let a = p.execute(&mut wk, &mut WriteThenAbort).unwrap_err();
+    assert_eq!(a.reason, AbortReason::User);
+    let mut tx = p.begin(&mut wk);
+    assert_eq!(
+        tx.get(KV, 10, ColumnSet::one(B)).unwrap().unwrap().int(B),
+        0
+    );
+    tx.commit().unwrap();
+    colocated_zero(&p);
+}

@@ -83,9 +83,19 @@ pub struct VllTx<'w, S: LockScheme> {
     id: TxnId,
     aborted: Option<AbortReason>,
     done: bool,
+    /// Keep an undo log (off only for transactions VLL can never abort once they run).
+    undo: bool,
+    /// Installed a write (without undo, an abort after that would be a broken promise).
+    wrote: bool,
 }
 
 impl<'w, S: LockScheme> VllTx<'w, S> {
+    /// Turns the undo log off for a transaction that declared everything, has no commit point and
+    /// inserts or deletes nothing: once its locks are granted nothing can abort it.
+    pub(super) fn set_undo(&mut self, undo: bool) {
+        self.undo = undo;
+    }
+
     pub(super) fn new(
         db: &'w Database<S::Meta>,
         part: &'w Partition<S>,
@@ -101,6 +111,8 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
             id,
             aborted: None,
             done: false,
+            undo: true,
+            wrote: false,
         }
     }
 
@@ -112,14 +124,18 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         }
     }
 
-    /// Fails unless the locks cover `key` (for writing if `write`).
+    /// Fails unless the locks cover `key` (for writing if `write`); returns the record's slot if the
+    /// lock knows it.
     #[inline]
-    fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<()> {
+    fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
         self.check_live()?;
-        match self.held {
-            Held::Alone { .. } => Ok(()),
-            Held::Locks(l) if S::allows(l, table, key, write) => Ok(()),
-            Held::Locks(_) => Err(self.fail_detail(
+        let found = match self.held {
+            Held::Alone { .. } => return Ok(None),
+            Held::Locks(l) => S::allows(l, table, key, write),
+        };
+        match found {
+            Some(rid) => Ok(rid),
+            None => Err(self.fail_detail(
                 AbortReason::Validation,
                 format!(
                     "{} key {key} of table {table} is not covered by the transaction's locks \
@@ -149,6 +165,11 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     fn finish(&mut self, committed: bool) {
         let db = self.db;
         let w = &mut *self.w;
+        assert!(
+            committed || self.undo || !self.wrote,
+            "a VLL transaction without an undo log aborted after writing: its program broke its \
+             promise (undeclared access, or an abort with no commit point)"
+        );
         if !committed {
             for u in w.undo.iter().rev() {
                 let t = db.table(u.table);
@@ -174,6 +195,10 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
 
     #[inline]
     fn log_undo(&mut self, t: &Table<S::Meta>, rid: RowId, cols: ColumnSet) {
+        self.wrote = true;
+        if !self.undo {
+            return;
+        }
         let start = self.w.undo_words.len();
         let data = t.data(rid);
         let words = &mut self.w.undo_words;
@@ -192,8 +217,10 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     #[inline]
     fn install(&mut self, t: &Table<S::Meta>, key: u64, rid: RowId, word: u64) {
         let prev = t.version(rid).swap(word, Ordering::AcqRel);
-        if let Some(u) = self.w.undo.last_mut() {
-            u.prev = prev;
+        if self.undo {
+            if let Some(u) = self.w.undo.last_mut() {
+                u.prev = prev;
+            }
         }
         self.w.rec.write(t.id(), key, prev, word & ABSENT != 0);
     }
@@ -204,10 +231,14 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         self.w.buf.resize(t.schema().row_words(), 0);
     }
 
-    /// The slot and version word of a key (absent if the key was never indexed).
+    /// The slot and version word of a key (absent if the key was never indexed); `hint` is the slot
+    /// the lock request resolved.
     #[inline]
-    fn slot(t: &Table<S::Meta>, key: u64) -> Option<(RowId, u64)> {
-        let rid = t.lookup(key)?;
+    fn slot(t: &Table<S::Meta>, key: u64, hint: Option<RowId>) -> Option<(RowId, u64)> {
+        let rid = match hint {
+            Some(r) => r,
+            None => t.lookup(key)?,
+        };
         Some((rid, t.version(rid).load(Ordering::Acquire)))
     }
 }
@@ -218,9 +249,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.check(table, key, false)?;
+        let hint = self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key).filter(|(_, v)| v & ABSENT == 0) else {
+        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
             self.w.rec.read(table, key, ABSENT);
             return Ok(None);
         };
@@ -237,9 +268,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        self.check(table, key, true)?;
+        let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key).filter(|(_, v)| v & ABSENT == 0) else {
+        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
             self.w.rec.read(table, key, ABSENT);
             return Ok(None);
         };
@@ -263,9 +294,12 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         key: u64,
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
-        self.check(table, key, true)?;
+        let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let (rid, _) = t.get_or_create(key);
+        let rid = match hint {
+            Some(r) => r,
+            None => t.get_or_create(key).0,
+        };
         if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
             return Err(self.fail_detail(
                 AbortReason::DuplicateKey,
@@ -281,9 +315,9 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     }
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.check(table, key, true)?;
+        let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, v)) = Self::slot(t, key).filter(|(_, v)| v & ABSENT == 0) else {
+        let Some((rid, v)) = Self::slot(t, key, hint).filter(|(_, v)| v & ABSENT == 0) else {
             self.w.rec.read(table, key, ABSENT);
             return Ok(false);
         };

@@ -24,8 +24,19 @@ use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
 use super::txn_queue::Seq;
 use super::{Flavor, Vll};
-use crate::txn::{run_pieces, Abort, Program, RequestSource, Ticket, Tx, TxResult};
+use crate::txn::{run_pieces, Abort, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
 use std::collections::VecDeque;
+
+/// What the main loop keeps between iterations.
+struct LoopState<P, R> {
+    /// This worker's blocked transactions, oldest first.
+    pending: VecDeque<Pending<P, R>>,
+    spare_programs: Vec<P>,
+    spare_locks: Vec<Vec<R>>,
+    /// A free transaction that ran and committed (or aborted) and whose `FinishTransaction` is
+    /// postponed to the next `BeginTransaction`, or to before this worker waits for anything.
+    deferred: Option<Seq>,
+}
 
 /// A blocked transaction waiting in this worker.
 struct Pending<P, R> {
@@ -33,7 +44,16 @@ struct Pending<P, R> {
     program: P,
     ticket: Ticket,
     locks: Vec<R>,
+    plan: Planned,
+}
+
+/// How an admitted transaction runs.
+#[derive(Clone, Copy, Debug)]
+struct Planned {
+    /// Alone, behind a wall (its ranges were too wide to lock key by key).
     alone: bool,
+    /// With an undo log (it may abort after writing).
+    undo: bool,
 }
 
 type Req<F> = <<F as Flavor>::Scheme as LockScheme>::Request;
@@ -60,13 +80,21 @@ impl<F: Flavor> Vll<F> {
         w: &mut Worker<F>,
         program: &mut P,
         locks: &mut Vec<Req<F>>,
-    ) -> TxResult<bool> {
-        gather(program, &self.db, &mut w.accesses, &mut w.recon);
+    ) -> TxResult<Planned> {
+        let recon = gather(program, &self.db, &mut w.accesses, &mut w.recon);
         let ok = F::Scheme::plan(&self.db, &w.accesses, locks)?;
         if !ok {
             locks.clear();
         }
-        Ok(!ok)
+        // Once its locks are granted, VLL never aborts a transaction that declared everything up front
+        // (no reconnaissance), cannot abort by its own logic (no commit point) and inserts or deletes
+        // nothing (no duplicate-key aborts): such a transaction needs no undo log.
+        let undo = recon
+            || program.commit_point().is_some()
+            || w.accesses
+                .iter()
+                .any(|a| matches!(a.kind, AccessKind::Insert | AccessKind::Delete));
+        Ok(Planned { alone: !ok, undo })
     }
 
     /// `Execute(T)` under the locks `held`, to commit or abort (writes undone).
@@ -75,131 +103,122 @@ impl<F: Flavor> Vll<F> {
         w: &mut Worker<F>,
         program: &mut P,
         held: Held<'_, Req<F>>,
+        undo: bool,
     ) -> TxResult<()> {
         let mut tx = VllTx::new(&self.db, &self.part, w, held);
+        tx.set_undo(undo);
         run_pieces(program, &mut tx)?;
         tx.commit()
     }
 
-    /// Runs an admitted transaction whose locks are all granted (or that runs alone), then
-    /// `FinishTransaction`.
+    /// Runs an admitted transaction whose locks are all granted (or that runs alone). The caller
+    /// then calls `FinishTransaction`.
     fn run_admitted<P: Program>(
         &self,
         w: &mut Worker<F>,
         program: &mut P,
-        seq: Seq,
         locks: &[Req<F>],
-        alone: bool,
+        plan: Planned,
     ) -> TxResult<()> {
-        let held = if alone {
+        let held = if plan.alone {
             Held::Alone { leave: None }
         } else {
             Held::Locks(locks)
         };
-        let r = self.run_locked(w, program, held);
-        self.partition().finish_transaction(&self.db, seq);
-        r
+        self.run_locked(w, program, held, plan.undo)
     }
 
     /// The worker loop (see the module docs).
     pub(super) fn main_loop<R: RequestSource>(&self, w: &mut Worker<F>, requests: &mut R) {
         let part = self.partition();
-        let mut pending: VecDeque<Pending<R::Program, Req<F>>> = VecDeque::new();
-        let mut spare_programs: Vec<R::Program> = Vec::new();
-        let mut spare_locks: Vec<Vec<Req<F>>> = Vec::new();
+        let mut st = LoopState::<R::Program, Req<F>> {
+            pending: VecDeque::new(),
+            spare_programs: Vec::new(),
+            spare_locks: Vec::new(),
+            deferred: None,
+        };
         let mut exhausted = false;
         let mut idle = 0;
+        // `finishes()` when SCA last found nothing: until another transaction finishes, it would find
+        // nothing again (enqueues add only younger transactions), so it is not rerun.
+        let mut sca_seen = u64::MAX;
         loop {
             // 1. The head rule: my oldest blocked transaction is the front of the queue.
-            if let Some(p) = pending.front() {
-                if part.front() == p.seq && part.claim(p.seq) {
-                    let p = pending.pop_front().expect("front exists");
-                    self.resume(
-                        w,
-                        requests,
-                        p,
-                        &mut pending,
-                        &mut spare_programs,
-                        &mut spare_locks,
-                    );
+            if let Some(p) = st.pending.front() {
+                let seq = p.seq;
+                self.flush(&mut st);
+                if part.front() == seq && part.claim(seq) {
+                    let p = st.pending.pop_front().expect("front exists");
+                    self.resume(w, requests, p, &mut st);
                     idle = 0;
                     continue;
                 }
             }
             // 2. Admission, while the queue is not full.
             if !exhausted && part.blocked() < self.blocked_limit {
-                let mut program = spare_programs.pop().unwrap_or_else(|| requests.program());
+                let mut program = st
+                    .spare_programs
+                    .pop()
+                    .unwrap_or_else(|| requests.program());
                 match requests.next(&mut program) {
                     None => {
                         exhausted = true;
-                        spare_programs.push(program);
+                        st.spare_programs.push(program);
                     }
                     Some(ticket) => {
-                        let locks = spare_locks.pop().unwrap_or_default();
-                        self.admit(
-                            w,
-                            requests,
-                            program,
-                            ticket,
-                            locks,
-                            &mut pending,
-                            &mut spare_programs,
-                            &mut spare_locks,
-                        );
+                        let locks = st.spare_locks.pop().unwrap_or_default();
+                        self.admit(w, requests, program, ticket, locks, &mut st);
                     }
                 }
                 idle = 0;
                 continue;
             }
-            if exhausted && pending.is_empty() {
+            self.flush(&mut st);
+            if exhausted && st.pending.is_empty() {
                 return;
             }
-            // 3. The queue is full (or we are draining): selective contention analysis.
-            if F::SCA && !pending.is_empty() && part.blocked() >= self.blocked_limit {
+            // 3. The queue is full: selective contention analysis, for one of my transactions.
+            if F::SCA
+                && !st.pending.is_empty()
+                && part.blocked() >= self.blocked_limit
+                && part.finishes() != sca_seen
+            {
+                let epoch = part.finishes();
                 if let Some(seq) = part.sca(w.id) {
-                    let i = pending
+                    let i = st
+                        .pending
                         .iter()
                         .position(|p| p.seq == seq)
                         .expect("SCA returned a transaction of this worker");
-                    let p = pending.remove(i).expect("index in range");
-                    self.resume(
-                        w,
-                        requests,
-                        p,
-                        &mut pending,
-                        &mut spare_programs,
-                        &mut spare_locks,
-                    );
+                    let p = st.pending.remove(i).expect("index in range");
+                    self.resume(w, requests, p, &mut st);
                     idle = 0;
                     continue;
                 }
+                sca_seen = epoch;
             }
             pause(&mut idle);
         }
     }
 
-    /// Runs a claimed blocked transaction.
+    /// Performs a postponed `FinishTransaction`.
+    fn flush<P>(&self, st: &mut LoopState<P, Req<F>>) {
+        if let Some(seq) = st.deferred.take() {
+            self.partition().finish_transaction(&self.db, seq);
+        }
+    }
+
+    /// Runs a claimed blocked transaction, then `FinishTransaction`.
     fn resume<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
         requests: &mut R,
         mut p: Pending<R::Program, Req<F>>,
-        pending: &mut VecDeque<Pending<R::Program, Req<F>>>,
-        spare_programs: &mut Vec<R::Program>,
-        spare_locks: &mut Vec<Vec<Req<F>>>,
+        st: &mut LoopState<R::Program, Req<F>>,
     ) {
-        let r = self.run_admitted(w, &mut p.program, p.seq, &p.locks, p.alone);
-        self.settle(
-            w,
-            requests,
-            p.program,
-            p.ticket,
-            p.locks,
-            r,
-            pending,
-            spare_programs,
-            spare_locks,
-        );
+        let r = self.run_admitted(w, &mut p.program, &p.locks, p.plan);
+        self.partition().finish_transaction(&self.db, p.seq);
+        self.settle(w, requests, p.program, p.ticket, p.locks, r, st);
     }
 
     /// Reports how a run ended; resubmits a transaction whose reconnaissance was stale.
@@ -212,34 +231,25 @@ impl<F: Flavor> Vll<F> {
         ticket: Ticket,
         locks: Vec<Req<F>>,
         r: TxResult<()>,
-        pending: &mut VecDeque<Pending<R::Program, Req<F>>>,
-        spare_programs: &mut Vec<R::Program>,
-        spare_locks: &mut Vec<Vec<Req<F>>>,
+        st: &mut LoopState<R::Program, Req<F>>,
     ) {
         match r {
             Err(a) if a.is_retryable() => {
                 requests.aborted(a.reason);
-                self.admit(
-                    w,
-                    requests,
-                    program,
-                    ticket,
-                    locks,
-                    pending,
-                    spare_programs,
-                    spare_locks,
-                );
+                self.admit(w, requests, program, ticket, locks, st);
             }
             r => {
                 requests.finished(ticket, r);
-                spare_programs.push(program);
-                spare_locks.push(locks);
+                st.spare_programs.push(program);
+                st.spare_locks.push(locks);
             }
         }
     }
 
-    /// `BeginTransaction` for a new (or resubmitted) request; runs it now if it is free.
-    #[allow(clippy::too_many_arguments)]
+    /// `BeginTransaction` for a new (or resubmitted) request; runs it now if it is free. The
+    /// `FinishTransaction` of this worker's previous free transaction, if postponed, happens in the
+    /// same critical section, and this one's is postponed in turn: one critical section per
+    /// transaction instead of two when nothing blocks.
     fn admit<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
@@ -247,53 +257,33 @@ impl<F: Flavor> Vll<F> {
         mut program: R::Program,
         ticket: Ticket,
         mut locks: Vec<Req<F>>,
-        pending: &mut VecDeque<Pending<R::Program, Req<F>>>,
-        spare_programs: &mut Vec<R::Program>,
-        spare_locks: &mut Vec<Vec<Req<F>>>,
+        st: &mut LoopState<R::Program, Req<F>>,
     ) {
-        let alone = match self.plan(w, &mut program, &mut locks) {
-            Ok(a) => a,
+        let plan = match self.plan(w, &mut program, &mut locks) {
+            Ok(p) => p,
             Err(a) => {
                 let r: Result<(), Abort> = Err(a);
-                self.settle(
-                    w,
-                    requests,
-                    program,
-                    ticket,
-                    locks,
-                    r,
-                    pending,
-                    spare_programs,
-                    spare_locks,
-                );
+                self.settle(w, requests, program, ticket, locks, r, st);
                 return;
             }
         };
-        let (seq, blocked) = self
-            .partition()
-            .begin_transaction(&self.db, w.id, &locks, alone);
+        let alone = plan.alone;
+        let (seq, blocked) =
+            self.partition()
+                .finish_and_begin(&self.db, st.deferred.take(), w.id, &locks, alone);
         if blocked {
-            pending.push_back(Pending {
+            st.pending.push_back(Pending {
                 seq,
                 program,
                 ticket,
                 locks,
-                alone,
+                plan,
             });
             return;
         }
-        let r = self.run_admitted(w, &mut program, seq, &locks, alone);
-        self.settle(
-            w,
-            requests,
-            program,
-            ticket,
-            locks,
-            r,
-            pending,
-            spare_programs,
-            spare_locks,
-        );
+        let r = self.run_admitted(w, &mut program, &locks, plan);
+        st.deferred = Some(seq);
+        self.settle(w, requests, program, ticket, locks, r, st);
     }
 
     /// Runs one program to commit or abort on the calling thread (waiting, if blocked, until it is the
@@ -304,13 +294,14 @@ impl<F: Flavor> Vll<F> {
         program: &mut P,
     ) -> TxResult<()> {
         let mut locks = std::mem::take(&mut w.locks);
-        let alone = match self.plan(w, program, &mut locks) {
-            Ok(a) => a,
+        let plan = match self.plan(w, program, &mut locks) {
+            Ok(p) => p,
             Err(e) => {
                 w.locks = locks;
                 return Err(e);
             }
         };
+        let alone = plan.alone;
         let part = self.partition();
         let (seq, blocked) = part.begin_transaction(&self.db, w.id, &locks, alone);
         if blocked {
@@ -326,7 +317,8 @@ impl<F: Flavor> Vll<F> {
                 pause(&mut idle);
             }
         }
-        let r = self.run_admitted(w, program, seq, &locks, alone);
+        let r = self.run_admitted(w, program, &locks, plan);
+        part.finish_transaction(&self.db, seq);
         w.locks = locks;
         r
     }
