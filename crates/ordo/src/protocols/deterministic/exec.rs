@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 pub enum Cover<'a> {
     /// Everything (an interactive transaction that holds the whole database).
     All,
-    /// These key locks (sorted), granted for these declared accesses.
+    /// These key locks (normalized: see [`super::plan::locks_of`]), granted for these accesses.
     Keys {
         locks: &'a [LockRequest],
         accesses: &'a [Access],

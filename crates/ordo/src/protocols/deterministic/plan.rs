@@ -9,7 +9,7 @@
 //! against the locks taken ([`super::exec::Cover`]); if the data changed in between and the transaction
 //! strays outside them, it aborts with [`AbortReason::Validation`] and is resubmitted with a fresh plan.
 //!
-//! [`locks_of`] turns accesses into a sorted, deduplicated list of [`LockRequest`]s: one per `(table, key)`,
+//! [`locks_of`] turns accesses into a deduplicated list of [`LockRequest`]s: one per `(table, key)`,
 //! exclusive if any access writes it. A key range (a scan) is locked **key by key**, present or not: the
 //! lock manager locks keys, not rows, so a lock on an absent key also blocks an insert of it, which makes
 //! range locking phantom-safe without next-key locks. Ranges wider than [`MAX_RANGE_KEYS`] cannot be
@@ -61,7 +61,8 @@ impl Planner {
     }
 }
 
-/// The sorted, deduplicated key locks that cover `accesses` (appended to the cleared `out`), in the
+/// The deduplicated key locks (normalized as the `vll` module does: short lists in request order,
+/// long ones sorted) that cover `accesses` (appended to the cleared `out`), in the
 /// VLL module's [`LockRequest`] form. With `rows`, each lock also names the key's row slot (created,
 /// absent, if the key was never indexed), for lock managers that index counters by row.
 pub fn locks_of<M: Default + Send + Sync>(
@@ -104,7 +105,7 @@ pub fn locks_of<M: Default + Send + Sync>(
             }
         }
     }
-    // Sorted by key with the strongest mode first, one lock per key.
+    // One lock per key, the strongest mode.
     normalize(out);
     Ok(())
 }
@@ -138,7 +139,7 @@ mod tests {
     }
 
     #[test]
-    fn locks_are_sorted_deduplicated_and_writes_win() {
+    fn locks_are_deduplicated_and_writes_win() {
         let acc = [
             Access::read(0, 5, ColumnSet::ALL),
             Access::update(0, 5, ColumnSet::ALL, ColumnSet::ALL),
@@ -149,10 +150,11 @@ mod tests {
         ];
         let mut out = Vec::new();
         locks_of(&db(), &acc, false, &mut out).unwrap();
-        let got: Vec<_> = out
+        let mut got: Vec<_> = out
             .iter()
             .map(|l| (l.table, l.key, l.mode == Mode::Exclusive))
             .collect();
+        got.sort();
         assert_eq!(
             got,
             vec![

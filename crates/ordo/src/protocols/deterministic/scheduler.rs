@@ -12,7 +12,7 @@ pub trait Scheduler: Default + Send + 'static {
     /// Whether lock requests must name their row slots ([`LockRequest::rid`]).
     const NEEDS_ROWS: bool = false;
 
-    /// Transaction `seq` (higher than every earlier one) asks for `locks` (sorted, deduplicated).
+    /// Transaction `seq` (higher than every earlier one) asks for `locks` (one per key).
     /// Returns whether all are granted now; may also push other transactions that became ready.
     fn request(&mut self, seq: u64, locks: Vec<LockRequest>, ready: &mut Vec<u64>) -> bool;
 
