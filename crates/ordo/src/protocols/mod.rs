@@ -15,8 +15,10 @@ use crate::txn::{
 
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
+pub mod deterministic;
 pub mod mvcc;
 pub mod nocc;
+pub mod partitioned;
 pub mod silo;
 pub mod twopl;
 pub mod vll;
@@ -162,6 +164,10 @@ registry!(
     vll::Vll<vll::WithSca>,
     vll::Vll<vll::ArrayedCounters>,
     vll::Vll<vll::Ranges>,
+    deterministic::Calvin,
+    deterministic::CalvinVll,
+    partitioned::HStore,
+    partitioned::VllPartitioned,
 );
 
 /// The names of every protocol.

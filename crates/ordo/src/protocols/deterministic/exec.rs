@@ -1,0 +1,460 @@
+//! Executing a transaction whose locks are already held, and the reconnaissance pass before planning.
+//!
+//! In Calvin, deterministic VLL and H-Store a transaction runs only once *every* lock it needs is
+//! granted (a key lock, or its partitions), so execution itself takes no locks: [`ExecTx`] reads and
+//! writes the rows in place, keeps an undo log for aborts by the program's own logic, and records the
+//! history for the checker. What it may touch is its [`Cover`]; an operation outside it means the
+//! reconnaissance pass guessed wrong (the data changed, VLL §2.6), so the transaction aborts with the
+//! retryable [`AbortReason::Validation`], releases, and is planned and ordered again.
+//!
+//! [`ReconTx`] is the reconnaissance pass itself: reads straight from the rows at no isolation, writes
+//! computed and thrown away, nothing recorded.
+
+use super::plan::{find, LockRequest, Mode};
+use crate::check::TxnId;
+use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
+use crate::txn::{Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds};
+use std::sync::atomic::Ordering;
+
+/// What a running transaction holds, so may touch.
+#[derive(Clone, Copy, Debug)]
+pub enum Cover<'a> {
+    /// Everything (an interactive transaction that holds the whole database).
+    All,
+    /// These key locks (normalized: see [`super::plan::locks_of`]), granted for these accesses.
+    Keys {
+        locks: &'a [LockRequest],
+        accesses: &'a [Access],
+    },
+    /// Every key `k` with `held` bit `k % partitions` set.
+    Partitions { held: &'a [u64], partitions: u64 },
+}
+
+impl Cover<'_> {
+    fn partition_held(held: &[u64], partitions: u64, key: u64) -> bool {
+        let p = key % partitions;
+        held[(p / 64) as usize] & (1 << (p % 64)) != 0
+    }
+
+    /// Whether `key` of `table` may be read (`write`: written).
+    #[inline]
+    pub fn allows(&self, table: TableId, key: u64, write: bool) -> bool {
+        match *self {
+            Cover::All => true,
+            Cover::Keys { locks, .. } => {
+                find(locks, table, key).is_some_and(|l| l.mode == Mode::Exclusive || !write)
+            }
+            Cover::Partitions { held, partitions } => Self::partition_held(held, partitions, key),
+        }
+    }
+
+    /// Whether every key in `lo..=hi` of `table` may be read (a scan).
+    pub fn allows_range(&self, table: TableId, lo: u64, hi: u64) -> bool {
+        match *self {
+            Cover::All => true,
+            Cover::Keys { accesses, .. } => accesses.iter().any(|a| {
+                a.table == table
+                    && matches!(a.target, Target::Range { lo: l, hi: h } if l <= lo && hi <= h)
+            }),
+            Cover::Partitions { held, partitions } => {
+                if hi - lo >= partitions {
+                    (0..partitions).all(|k| Self::partition_held(held, partitions, k))
+                } else {
+                    (lo..=hi).all(|k| Self::partition_held(held, partitions, k))
+                }
+            }
+        }
+    }
+}
+
+/// One undo record: restore `cols` of `rid` from `words[start..]`, then its version word to `prev`.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    table: TableId,
+    rid: RowId,
+    cols: ColumnSet,
+    start: usize,
+    prev: u64,
+}
+
+/// Per-thread state of executing transactions: ids, recorder, undo log, row buffer (reused).
+#[derive(Debug)]
+pub struct ExecState {
+    ids: TxnIds,
+    pub rec: Recorder,
+    undo: Vec<Undo>,
+    undo_words: Vec<u64>,
+    buf: Vec<u64>,
+}
+
+impl ExecState {
+    pub fn new(worker: u32, recording: bool) -> Self {
+        ExecState {
+            ids: TxnIds::new(worker),
+            rec: Recorder::new(worker, recording),
+            undo: Vec::new(),
+            undo_words: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+}
+
+/// A transaction executing under locks it already holds. Dropping it uncommitted rolls it back.
+pub struct ExecTx<'a, M: Default + Send + Sync> {
+    db: &'a Database<M>,
+    st: &'a mut ExecState,
+    cover: Cover<'a>,
+    id: TxnId,
+    aborted: Option<AbortReason>,
+    done: bool,
+}
+
+impl<'a, M: Default + Send + Sync> ExecTx<'a, M> {
+    pub fn new(db: &'a Database<M>, st: &'a mut ExecState, cover: Cover<'a>) -> Self {
+        let id = st.ids.next_id();
+        ExecTx {
+            db,
+            st,
+            cover,
+            id,
+            aborted: None,
+            done: false,
+        }
+    }
+
+    #[inline]
+    fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<()> {
+        if let Some(r) = self.aborted {
+            return Err(Abort::with_detail(r, "the transaction was already aborted"));
+        }
+        if self.cover.allows(table, key, write) {
+            Ok(())
+        } else {
+            Err(self.stray(format!("table {table} key {key}")))
+        }
+    }
+
+    /// The transaction touched something it did not lock: roll back, and ask for a new plan.
+    #[cold]
+    fn stray(&mut self, what: String) -> Abort {
+        self.fail(AbortReason::Validation);
+        Abort::with_detail(
+            AbortReason::Validation,
+            format!("{what} lies outside the locks planned by reconnaissance"),
+        )
+    }
+
+    #[cold]
+    fn fail(&mut self, reason: AbortReason) {
+        self.finish(false);
+        self.aborted = Some(reason);
+    }
+
+    /// Undo (on abort) and record the outcome.
+    fn finish(&mut self, committed: bool) {
+        if self.done {
+            return;
+        }
+        let st = &mut *self.st;
+        if !committed {
+            for u in st.undo.iter().rev() {
+                let t = self.db.table(u.table);
+                let data = t.data(u.rid);
+                let mut i = u.start;
+                t.schema().for_each_word_run(u.cols, |r| {
+                    for word in &data[r] {
+                        word.store(st.undo_words[i], Ordering::Relaxed);
+                        i += 1;
+                    }
+                });
+                t.version(u.rid).store(u.prev, Ordering::Release);
+            }
+        }
+        st.undo.clear();
+        st.undo_words.clear();
+        st.rec.finish(self.id, committed);
+        self.done = true;
+    }
+
+    fn log_undo(&mut self, t: &Table<M>, rid: RowId, cols: ColumnSet, prev: u64) {
+        let start = self.st.undo_words.len();
+        let data = t.data(rid);
+        let words = &mut self.st.undo_words;
+        t.schema().for_each_word_run(cols, |r| {
+            words.extend(data[r].iter().map(|w| w.load(Ordering::Relaxed)))
+        });
+        self.st.undo.push(Undo {
+            table: t.id(),
+            rid,
+            cols,
+            start,
+            prev,
+        });
+    }
+
+    fn slot(&self, t: &Table<M>, key: u64) -> (RowId, u64) {
+        let rid = t.lookup(key).unwrap_or_else(|| t.get_or_create(key).0);
+        (rid, t.version(rid).load(Ordering::Acquire))
+    }
+
+    fn image(&mut self, t: &Table<M>) {
+        self.st.buf.clear();
+        self.st.buf.resize(t.schema().row_words(), 0);
+    }
+}
+
+impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
+    fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.check(table, key, false)?;
+        let t = self.db.table(table);
+        let Some(rid) = t.lookup(key) else {
+            self.st.rec.read(table, key, ABSENT);
+            return Ok(None);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        self.st.rec.read(table, key, v);
+        if v & ABSENT != 0 {
+            return Ok(None);
+        }
+        self.image(t);
+        t.read_into(rid, cols, &mut self.st.buf);
+        Ok(Some(RowRef::new(t.schema(), &self.st.buf)))
+    }
+
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.check(table, key, true)?;
+        let db = self.db;
+        let t = db.table(table);
+        let Some(rid) = t.lookup(key) else {
+            self.st.rec.read(table, key, ABSENT);
+            return Ok(None);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        self.st.rec.read(table, key, v);
+        if v & ABSENT != 0 {
+            return Ok(None);
+        }
+        self.image(t);
+        t.read_into(rid, cols, &mut self.st.buf);
+        let mut row = RowMut::new(t.schema(), &mut self.st.buf);
+        let out = f(&mut row);
+        let written = t.schema().clamp(row.written());
+        if !written.is_empty() {
+            self.log_undo(t, rid, written, v);
+            t.write_from(rid, written, &self.st.buf);
+            t.version(rid).store(self.id, Ordering::Release);
+            self.st.rec.write(table, key, v, false);
+        }
+        Ok(Some(out))
+    }
+
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.check(table, key, true)?;
+        let db = self.db;
+        let t = db.table(table);
+        let (rid, v) = self.slot(t, key);
+        if v & ABSENT == 0 {
+            self.fail(AbortReason::DuplicateKey);
+            return Err(Abort::with_detail(
+                AbortReason::DuplicateKey,
+                format!("{}: key {key}", t.name()),
+            ));
+        }
+        self.image(t);
+        f(&mut RowMut::new(t.schema(), &mut self.st.buf));
+        // The slot was absent: its old data is meaningless, only the version word needs undoing.
+        self.log_undo(t, rid, ColumnSet::NONE, v);
+        t.write_from(rid, t.schema().all(), &self.st.buf);
+        t.version(rid).store(self.id, Ordering::Release);
+        self.st.rec.write(table, key, v, false);
+        Ok(())
+    }
+
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.check(table, key, true)?;
+        let t = self.db.table(table);
+        let Some(rid) = t.lookup(key) else {
+            self.st.rec.read(table, key, ABSENT);
+            return Ok(false);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        if v & ABSENT != 0 {
+            self.st.rec.read(table, key, v);
+            return Ok(false);
+        }
+        self.log_undo(t, rid, ColumnSet::NONE, v);
+        t.version(rid).store(self.id | ABSENT, Ordering::Release);
+        self.st.rec.write(table, key, v, true);
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        if let Some(r) = self.aborted {
+            return Err(Abort::with_detail(r, "the transaction was already aborted"));
+        }
+        let t = self.db.table(table);
+        if !t.is_ordered() {
+            self.fail(AbortReason::InvalidData);
+            return Err(Abort::with_detail(
+                AbortReason::InvalidData,
+                format!("{}: scan needs an ordered index", t.name()),
+            ));
+        }
+        if lo > hi {
+            return Ok(());
+        }
+        if !self.cover.allows_range(table, lo, hi) {
+            return Err(self.stray(format!("table {table} range {lo}..={hi}")));
+        }
+        self.image(t);
+        for (key, rid) in t.range(lo, hi) {
+            let v = t.version(rid).load(Ordering::Acquire);
+            if v & ABSENT != 0 {
+                continue;
+            }
+            self.st.rec.read(table, key, v);
+            t.read_into(rid, cols, &mut self.st.buf);
+            if !f(key, RowRef::new(t.schema(), &self.st.buf)) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(mut self) -> TxResult<()> {
+        if let Some(r) = self.aborted {
+            return Err(Abort::with_detail(r, "the transaction was already aborted"));
+        }
+        self.finish(true);
+        Ok(())
+    }
+
+    fn abort(mut self) {
+        self.finish(false);
+    }
+}
+
+impl<M: Default + Send + Sync> Drop for ExecTx<'_, M> {
+    fn drop(&mut self) {
+        self.finish(false);
+    }
+}
+
+/// The reconnaissance pass: reads at no isolation, writes discarded, nothing recorded.
+pub struct ReconTx<'a, M: Default + Send + Sync> {
+    db: &'a Database<M>,
+    buf: Vec<u64>,
+}
+
+impl<'a, M: Default + Send + Sync> ReconTx<'a, M> {
+    pub fn new(db: &'a Database<M>) -> Self {
+        ReconTx {
+            db,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads `cols` of `key` into the buffer, if present.
+    fn read(&mut self, table: TableId, key: u64, cols: ColumnSet) -> bool {
+        let t = self.db.table(table);
+        let Some(rid) = t.lookup(key) else {
+            return false;
+        };
+        if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
+            return false;
+        }
+        self.buf.clear();
+        self.buf.resize(t.schema().row_words(), 0);
+        t.read_into(rid, cols, &mut self.buf);
+        true
+    }
+}
+
+impl<M: Default + Send + Sync> Tx for ReconTx<'_, M> {
+    fn id(&self) -> TxnId {
+        0
+    }
+
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        if !self.read(table, key, cols) {
+            return Ok(None);
+        }
+        Ok(Some(RowRef::new(self.db.table(table).schema(), &self.buf)))
+    }
+
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        if !self.read(table, key, cols) {
+            return Ok(None);
+        }
+        let schema = self.db.table(table).schema();
+        Ok(Some(f(&mut RowMut::new(schema, &mut self.buf))))
+    }
+
+    fn insert(&mut self, _: TableId, _: u64, _: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
+        Ok(())
+    }
+
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        Ok(self.read(table, key, ColumnSet::NONE))
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        let t = self.db.table(table);
+        if !t.is_ordered() || lo > hi {
+            return Ok(());
+        }
+        self.buf.clear();
+        self.buf.resize(t.schema().row_words(), 0);
+        for (key, rid) in t.range(lo, hi) {
+            if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
+                continue;
+            }
+            t.read_into(rid, cols, &mut self.buf);
+            if !f(key, RowRef::new(t.schema(), &self.buf)) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(self) -> TxResult<()> {
+        Ok(())
+    }
+
+    fn abort(self) {}
+}

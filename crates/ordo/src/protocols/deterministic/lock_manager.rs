@@ -1,0 +1,205 @@
+//! The standard lock manager: a hash table from key to a FIFO queue of lock requests (Calvin's, and
+//! the "traditional" one of the VLL paper's Fig. 16).
+//!
+//! ```text
+//!   (table, key) ──hash──▶ [ T3:S granted | T5:S granted | T7:X waiting | T8:S waiting ]
+//! ```
+//!
+//! * **Request** (in the global order, on the lock-manager thread only): append a request to the queue
+//!   of each key; it is granted at once if the queue was empty, or if it is shared and every request
+//!   ahead is a granted shared one. A transaction with no waiting request is ready to execute.
+//! * **Release**: remove the transaction's request from each queue, then grant from the front: an
+//!   exclusive request alone at the front, or the run of shared requests at the front. Each grant that
+//!   completes a transaction's lock set makes it ready.
+//!
+//! Since every transaction requests all its locks at once, in one global order, no transaction ever
+//! waits for a younger one: deterministic locking is deadlock-free and the equivalent serial order is
+//! the sequencer's order. Queues are created on first request and dropped (their memory kept for reuse)
+//! once empty, as a real lock table's are; the hash is a cheap multiplicative one (the paper's point is
+//! the cost of the table's structure, not of a slow hash function).
+
+use super::plan::{LockRequest, Mode};
+use super::scheduler::{Scheduler, SeqSlab};
+use crate::storage::TableId;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hasher for `(table, key)` (the FxHash scheme).
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// One lock request in a key's queue.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    seq: u64,
+    exclusive: bool,
+    granted: bool,
+}
+
+/// A transaction known to the lock manager.
+#[derive(Debug)]
+struct Txn {
+    locks: Vec<LockRequest>,
+    /// Requests not granted yet.
+    waiting: usize,
+}
+
+/// The hash-table lock manager with per-key request queues granting in order.
+#[derive(Default)]
+pub struct HashLockManager {
+    table: HashMap<(TableId, u64), VecDeque<Request>, BuildHasherDefault<KeyHasher>>,
+    txns: SeqSlab<Txn>,
+    /// Emptied queues, kept to avoid reallocating.
+    spare: Vec<VecDeque<Request>>,
+}
+
+impl HashLockManager {
+    /// Number of keys with a non-empty queue (tests).
+    pub fn keys_locked(&self) -> usize {
+        self.table.len()
+    }
+}
+
+impl Scheduler for HashLockManager {
+    fn request(&mut self, seq: u64, locks: Vec<LockRequest>, _ready: &mut Vec<u64>) -> bool {
+        let mut waiting = 0;
+        for l in &locks {
+            let q = self
+                .table
+                .entry((l.table, l.key))
+                .or_insert_with(|| self.spare.pop().unwrap_or_default());
+            let exclusive = l.mode == Mode::Exclusive;
+            let granted = match q.back() {
+                None => true,
+                // Shared requests join a granted shared group (they are granted as a prefix).
+                Some(last) => !exclusive && !last.exclusive && last.granted,
+            };
+            waiting += usize::from(!granted);
+            q.push_back(Request {
+                seq,
+                exclusive,
+                granted,
+            });
+        }
+        self.txns.insert(seq, Txn { locks, waiting });
+        waiting == 0
+    }
+
+    fn release(&mut self, seq: u64, ready: &mut Vec<u64>) {
+        let Some(txn) = self.txns.remove(seq) else {
+            return;
+        };
+        for l in &txn.locks {
+            let key = (l.table, l.key);
+            let q = self.table.get_mut(&key).expect("a held lock has a queue");
+            let pos = q.iter().position(|r| r.seq == seq).expect("request queued");
+            q.remove(pos);
+            if q.is_empty() {
+                let q = self.table.remove(&key).expect("queue present");
+                self.spare.push(q);
+                continue;
+            }
+            // Grant from the front: an exclusive request alone, or a run of shared ones.
+            for (i, r) in q.iter_mut().enumerate() {
+                if !r.granted {
+                    if r.exclusive && i > 0 {
+                        break;
+                    }
+                    r.granted = true;
+                    let t = self.txns.get_mut(r.seq).expect("waiting transaction");
+                    t.waiting -= 1;
+                    if t.waiting == 0 {
+                        ready.push(r.seq);
+                    }
+                }
+                if r.exclusive {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(key: u64, exclusive: bool) -> LockRequest {
+        LockRequest {
+            table: 0,
+            key,
+            rid: 0,
+            mode: if exclusive {
+                Mode::Exclusive
+            } else {
+                Mode::Shared
+            },
+        }
+    }
+
+    #[test]
+    fn grants_in_order_shared_groups_then_exclusive() {
+        let mut lm = HashLockManager::default();
+        let mut ready = Vec::new();
+        assert!(lm.request(1, vec![req(1, false)], &mut ready));
+        assert!(lm.request(2, vec![req(1, false), req(2, true)], &mut ready));
+        assert!(
+            !lm.request(3, vec![req(1, true)], &mut ready),
+            "X behind two S"
+        );
+        assert!(
+            !lm.request(4, vec![req(1, false)], &mut ready),
+            "S behind a waiting X"
+        );
+        assert!(
+            !lm.request(5, vec![req(2, false)], &mut ready),
+            "S behind a granted X"
+        );
+        lm.release(1, &mut ready);
+        assert!(ready.is_empty(), "T2 still holds S");
+        lm.release(2, &mut ready);
+        assert_eq!(ready, vec![3, 5], "X(1) to T3, S(2) to T5");
+        ready.clear();
+        lm.release(3, &mut ready);
+        assert_eq!(ready, vec![4]);
+        ready.clear();
+        lm.release(4, &mut ready);
+        lm.release(5, &mut ready);
+        assert!(ready.is_empty());
+        assert_eq!(lm.keys_locked(), 0, "every queue dropped once empty");
+    }
+
+    #[test]
+    fn a_transaction_is_ready_only_when_all_its_locks_are_granted() {
+        let mut lm = HashLockManager::default();
+        let mut ready = Vec::new();
+        assert!(lm.request(1, vec![req(1, true)], &mut ready));
+        assert!(lm.request(2, vec![req(2, true)], &mut ready));
+        assert!(!lm.request(3, vec![req(1, true), req(2, true)], &mut ready));
+        lm.release(2, &mut ready);
+        assert!(ready.is_empty());
+        lm.release(1, &mut ready);
+        assert_eq!(ready, vec![3]);
+    }
+}

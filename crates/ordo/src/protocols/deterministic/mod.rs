@@ -1,0 +1,337 @@
+//! `deterministic` — Calvin-style deterministic locking: `calvin` (a hash-table lock manager) and
+//! `calvin-vll` (the same pipeline with arrayed VLL + SCA in the lock-manager thread, the VLL paper's
+//! "deterministic VLL").
+//!
+//! # The idea (Thomson et al., SIGMOD 2012; VLL paper §2.4, §3.2)
+//!
+//! Agree on the order of transactions *before* running them, then run them so that the result equals
+//! running them serially in that order. Every transaction declares its whole read/write set up front;
+//! a **sequencer** numbers requests into one global order; a single **lock-manager** thread requests
+//! each transaction's locks *all at once, in that order*; a transaction whose locks are all granted is
+//! handed to a **worker** that executes it and then releases. Since locks are requested in the global
+//! order, nobody waits for a younger transaction: no deadlock, no concurrency aborts, and any two
+//! conflicting transactions execute in sequence order, so the final state is a function of the input
+//! order alone (the determinism test in [`calvin`]'s tests checks that across thread counts).
+//!
+//! ```text
+//!   Calvin (paper)                           here
+//!   clients send txn requests                worker threads draw programs from the RequestSource
+//!   sequencer: 10 ms epochs, replicated      sequencer thread: batch = what arrived meanwhile  [sequencer]
+//!   scheduler: lock manager, one thread      lock-manager thread running a Scheduler           [engine]
+//!     · Calvin: hash table of lock queues      · HashLockManager                                [lock_manager]
+//!     · VLL paper: arrayed VLL + SCA           · ArrayedVll                                     [calvin_vll]
+//!   worker threads execute ready txns        the owner thread executes it when told it is ready [exec]
+//!   OLLP / reconnaissance for dependent txns Planner: recon pass, abort + resubmit on mismatch  [plan]
+//! ```
+//!
+//! Deviation: a program stays with the worker thread that drew it (the pipeline only sees its lock
+//! set), so a worker is both Calvin's client and its executor; each keeps up to [`WINDOW`]
+//! transactions in flight so that it always has something ready to execute. No replication, no
+//! multi-node partitioning: one sequencer and one lock manager cover the whole database.
+//!
+//! Interactive transactions ([`Protocol::begin`]) have no declared lock set: they are sequenced as a
+//! **barrier** that waits for every earlier transaction and holds the whole database (see [`engine`]).
+
+pub mod calvin;
+pub mod calvin_vll;
+pub mod engine;
+pub mod exec;
+pub mod lock_manager;
+pub mod plan;
+pub mod scheduler;
+pub mod sequencer;
+
+#[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
+mod tests;
+
+pub use calvin::Calvin;
+pub use calvin_vll::CalvinVll;
+
+use crate::check::TxnId;
+use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
+use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
+use crate::txn::{
+    run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
+};
+use engine::{Engine, Ready, Request};
+use exec::{Cover, ExecState, ExecTx};
+use plan::{locks_of, LockRequest, Planner};
+use scheduler::Scheduler;
+use std::sync::mpsc::{self, Receiver, Sender};
+
+/// Transactions a worker keeps in flight (submitted, not yet executed). Every hand-off through the
+/// pipeline wakes a thread, so it is latency-bound: 16 left the cores idle most of the time on the
+/// micro-benchmark; 64 keeps them busy.
+pub const WINDOW: usize = 64;
+
+/// A lock-manager flavour of the deterministic pipeline, with its protocol's name.
+pub trait Flavor: Scheduler {
+    const INFO: ProtocolInfo;
+}
+
+/// The deterministic protocol with lock manager `S`.
+pub struct Deterministic<S: Flavor> {
+    db: Database<()>,
+    engine: Engine<S>,
+}
+
+/// Per-thread state: execution buffers, the ready queue the lock manager notifies, planning buffers.
+pub struct DetWorker {
+    exec: ExecState,
+    ready_tx: Sender<Ready>,
+    ready_rx: Receiver<Ready>,
+    planner: Planner,
+    accesses: Vec<Access>,
+    locks: Vec<LockRequest>,
+}
+
+impl<S: Flavor> Deterministic<S> {
+    /// The pipeline (tests drive it directly).
+    pub fn engine(&self) -> &Engine<S> {
+        &self.engine
+    }
+
+    /// Plans `program` and submits its lock request tagged `tag`; `accesses`/`locks` receive the plan.
+    fn submit<P: Program>(
+        &self,
+        w: &mut DetWorker,
+        program: &mut P,
+        tag: u64,
+        accesses: &mut Vec<Access>,
+        locks: &mut Vec<LockRequest>,
+    ) -> TxResult<()> {
+        w.planner.plan(program, &self.db, accesses);
+        locks_of(&self.db, accesses, S::NEEDS_ROWS, locks)?;
+        self.engine.submit(Request {
+            locks: locks.clone(),
+            barrier: false,
+            notify: w.ready_tx.clone(),
+            tag,
+        });
+        Ok(())
+    }
+
+    /// Waits for the next transaction of this worker whose locks are all granted.
+    fn next_ready(w: &DetWorker) -> Ready {
+        let _waiting = wait::blocked();
+        w.ready_rx
+            .recv()
+            .expect("the worker holds a sender of its own ready queue")
+    }
+
+    /// Runs `program` (its locks granted) under `locks`, then releases `seq`.
+    fn run_granted<P: Program>(
+        &self,
+        w: &mut DetWorker,
+        program: &mut P,
+        seq: u64,
+        locks: &[LockRequest],
+        accesses: &[Access],
+    ) -> TxResult<()> {
+        let out = {
+            let mut tx = ExecTx::new(&self.db, &mut w.exec, Cover::Keys { locks, accesses });
+            match run_pieces(program, &mut tx) {
+                Ok(()) => tx.commit(),
+                Err(a) => Err(a),
+            }
+        };
+        self.engine.release(seq);
+        out
+    }
+}
+
+impl<S: Flavor> Protocol for Deterministic<S> {
+    type Meta = ();
+    type Worker = DetWorker;
+    type Tx<'w> = DetTx<'w, S>;
+
+    const INFO: ProtocolInfo = S::INFO;
+
+    fn open(db: Database<()>, _config: &ProtocolConfig) -> Self {
+        Deterministic {
+            db,
+            engine: Engine::start(S::INFO.name),
+        }
+    }
+    fn db(&self) -> &Database<()> {
+        &self.db
+    }
+    fn worker(&self, id: u32, recording: bool) -> DetWorker {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        DetWorker {
+            exec: ExecState::new(id, recording),
+            ready_tx,
+            ready_rx,
+            planner: Planner::default(),
+            accesses: Vec::new(),
+            locks: Vec::new(),
+        }
+    }
+    fn recorder(w: &mut DetWorker) -> &mut Recorder {
+        &mut w.exec.rec
+    }
+
+    /// An interactive transaction: a barrier holding the whole database.
+    fn begin<'w>(&'w self, w: &'w mut DetWorker) -> DetTx<'w, S> {
+        self.engine.submit(Request {
+            locks: Vec::new(),
+            barrier: true,
+            notify: w.ready_tx.clone(),
+            tag: u64::MAX,
+        });
+        let ready = Self::next_ready(w);
+        debug_assert_eq!(ready.tag, u64::MAX);
+        DetTx {
+            p: self,
+            tx: Some(ExecTx::new(&self.db, &mut w.exec, Cover::All)),
+            seq: ready.seq,
+        }
+    }
+
+    /// One program through the pipeline: plan, order, wait for the grant, execute, release; a
+    /// reconnaissance mismatch comes back as a retryable abort.
+    fn execute<P: Program>(&self, w: &mut DetWorker, program: &mut P) -> TxResult<()> {
+        let (mut accesses, mut locks) = (
+            std::mem::take(&mut w.accesses),
+            std::mem::take(&mut w.locks),
+        );
+        let out = self
+            .submit(w, program, 0, &mut accesses, &mut locks)
+            .and_then(|()| {
+                let ready = Self::next_ready(w);
+                self.run_granted(w, program, ready.seq, &locks, &accesses)
+            });
+        (w.accesses, w.locks) = (accesses, locks);
+        out
+    }
+
+    /// Keeps up to [`WINDOW`] transactions in flight: submits new ones while there is room, executes
+    /// whichever is granted, resubmits the ones whose reconnaissance was wrong.
+    fn run_worker<R: RequestSource>(&self, w: &mut DetWorker, requests: &mut R) {
+        struct Slot<P> {
+            program: P,
+            ticket: Option<Ticket>,
+            accesses: Vec<Access>,
+            locks: Vec<LockRequest>,
+        }
+        let mut slots: Vec<Slot<R::Program>> = (0..WINDOW)
+            .map(|_| Slot {
+                program: requests.program(),
+                ticket: None,
+                accesses: Vec::new(),
+                locks: Vec::new(),
+            })
+            .collect();
+        let mut free: Vec<usize> = (0..WINDOW).rev().collect();
+        let mut in_flight = 0;
+        let mut exhausted = false;
+        loop {
+            while !exhausted {
+                let Some(&i) = free.last() else { break };
+                let s = &mut slots[i];
+                let Some(ticket) = requests.next(&mut s.program) else {
+                    exhausted = true;
+                    break;
+                };
+                match self.submit(w, &mut s.program, i as u64, &mut s.accesses, &mut s.locks) {
+                    Ok(()) => {
+                        free.pop();
+                        s.ticket = Some(ticket);
+                        in_flight += 1;
+                    }
+                    Err(a) => requests.finished(ticket, Err(a)),
+                }
+            }
+            if in_flight == 0 {
+                return;
+            }
+            let ready = Self::next_ready(w);
+            let i = ready.tag as usize;
+            let s = &mut slots[i];
+            let out = self.run_granted(w, &mut s.program, ready.seq, &s.locks, &s.accesses);
+            let out = match out {
+                Err(a) if a.is_retryable() => {
+                    // Reconnaissance guessed wrong: plan again and take a new place in the order.
+                    requests.aborted(a.reason);
+                    match self.submit(w, &mut s.program, i as u64, &mut s.accesses, &mut s.locks) {
+                        Ok(()) => continue,
+                        Err(a) => Err(a),
+                    }
+                }
+                out => out,
+            };
+            let ticket = s.ticket.take().expect("an in-flight slot has a ticket");
+            requests.finished(ticket, out);
+            free.push(i);
+            in_flight -= 1;
+        }
+    }
+}
+
+/// An interactive transaction of a [`Deterministic`] protocol: it holds the whole database.
+pub struct DetTx<'w, S: Flavor> {
+    p: &'w Deterministic<S>,
+    tx: Option<ExecTx<'w, ()>>,
+    seq: u64,
+}
+
+impl<'w, S: Flavor> DetTx<'w, S> {
+    fn tx(&mut self) -> &mut ExecTx<'w, ()> {
+        // `tx` is only taken by commit/abort, which consume the handle.
+        self.tx.as_mut().expect("a live transaction")
+    }
+}
+
+impl<S: Flavor> Tx for DetTx<'_, S> {
+    fn id(&self) -> TxnId {
+        self.tx.as_ref().map_or(0, |t| t.id())
+    }
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.tx().get(table, key, cols)
+    }
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.tx().update(table, key, cols, f)
+    }
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.tx().insert(table, key, f)
+    }
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.tx().delete(table, key)
+    }
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.tx().scan(table, lo, hi, cols, f)
+    }
+    fn commit(mut self) -> TxResult<()> {
+        let tx = self.tx.take().expect("a live transaction");
+        tx.commit()
+        // Drop releases the barrier.
+    }
+    fn abort(self) {}
+}
+
+impl<S: Flavor> Drop for DetTx<'_, S> {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        self.p.engine.release(self.seq);
+    }
+}

@@ -1,0 +1,179 @@
+//! Planning a transaction before it is ordered: its full read/write set, turned into key locks.
+//!
+//! Deterministic protocols (Calvin, deterministic VLL) and partitioned ones (H-Store) must know
+//! everything a transaction will touch *before* it runs. [`Planner::plan`] collects the union of the program's
+//! declared [`Access`]es. Where a piece's declaration depends on earlier pieces' results
+//! ([`Program::depends_on`] non-empty, e.g. a secondary-index lookup) it first runs those earlier pieces
+//! in a **reconnaissance pass** ([`super::exec::ReconTx`]: reads at no isolation, writes discarded), as
+//! the VLL paper's §2.6 (and Calvin's OLLP) prescribe. The real execution later checks every operation
+//! against the locks taken ([`super::exec::Cover`]); if the data changed in between and the transaction
+//! strays outside them, it aborts with [`AbortReason::Validation`] and is resubmitted with a fresh plan.
+//!
+//! [`locks_of`] turns accesses into a deduplicated list of [`LockRequest`]s: one per `(table, key)`,
+//! exclusive if any access writes it. A key range (a scan) is locked **key by key**, present or not: the
+//! lock manager locks keys, not rows, so a lock on an absent key also blocks an insert of it, which makes
+//! range locking phantom-safe without next-key locks. Ranges wider than [`MAX_RANGE_KEYS`] cannot be
+//! locked this way and make the plan fail with [`AbortReason::InvalidData`] (no workload here needs them).
+
+use super::exec::ReconTx;
+pub use crate::protocols::vll::counters::{find, normalize, LockRequest, Mode};
+use crate::storage::{Database, TableId};
+use crate::txn::{Abort, AbortReason, Access, Program, Target, TxResult};
+
+/// The widest key range [`locks_of`] locks key by key.
+pub const MAX_RANGE_KEYS: u64 = 4096;
+
+/// Reusable buffers of [`Planner::plan`].
+#[derive(Default, Debug)]
+pub struct Planner {
+    deps: Vec<usize>,
+}
+
+impl Planner {
+    /// Collects every access of `program` into the cleared `accesses`, running a reconnaissance pass
+    /// over the pieces later declarations depend on. Returns whether reconnaissance ran.
+    pub fn plan<P: Program, M: Default + Send + Sync>(
+        &mut self,
+        program: &mut P,
+        db: &Database<M>,
+        accesses: &mut Vec<Access>,
+    ) -> bool {
+        accesses.clear();
+        let mut ran = 0; // pieces already run by reconnaissance
+        let mut recon = None;
+        for i in 0..program.pieces() {
+            self.deps.clear();
+            program.depends_on(i, &mut self.deps);
+            if let Some(&last) = self.deps.iter().max() {
+                let tx = recon.get_or_insert_with(|| ReconTx::new(db));
+                while ran <= last {
+                    if program.run_piece(ran, tx).is_err() {
+                        // The transaction would abort here on this data: lock what is known. If the real
+                        // run goes further, it leaves its locks and is resubmitted.
+                        return true;
+                    }
+                    ran += 1;
+                }
+            }
+            program.declare(i, accesses);
+        }
+        recon.is_some()
+    }
+}
+
+/// The deduplicated key locks (normalized as the `vll` module does: short lists in request order,
+/// long ones sorted) that cover `accesses` (appended to the cleared `out`), in the
+/// VLL module's [`LockRequest`] form. With `rows`, each lock also names the key's row slot (created,
+/// absent, if the key was never indexed), for lock managers that index counters by row.
+pub fn locks_of<M: Default + Send + Sync>(
+    db: &Database<M>,
+    accesses: &[Access],
+    rows: bool,
+    out: &mut Vec<LockRequest>,
+) -> TxResult<()> {
+    out.clear();
+    let lock = |table: TableId, key: u64, mode: Mode| LockRequest {
+        table,
+        key,
+        rid: if rows {
+            let t = db.table(table);
+            t.lookup(key).unwrap_or_else(|| t.get_or_create(key).0)
+        } else {
+            0
+        },
+        mode,
+    };
+    for a in accesses {
+        let mode = if a.is_write() {
+            Mode::Exclusive
+        } else {
+            Mode::Shared
+        };
+        match a.target {
+            Target::Key(key) => out.push(lock(a.table, key, mode)),
+            Target::Range { lo, hi } => {
+                if lo > hi {
+                    continue;
+                }
+                if hi - lo >= MAX_RANGE_KEYS {
+                    return Err(Abort::with_detail(
+                        AbortReason::InvalidData,
+                        format!("the range {lo}..={hi} is too wide to lock key by key"),
+                    ));
+                }
+                out.extend((lo..=hi).map(|key| lock(a.table, key, mode)));
+            }
+        }
+    }
+    // One lock per key, the strongest mode.
+    normalize(out);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocols::conformance::small_db;
+    use crate::storage::ColumnSet;
+
+    fn db() -> Database<()> {
+        let mut db: Database<()> = small_db();
+        let schema = db.table(0).schema().clone();
+        db.create_table(crate::storage::TableSpec::new("t1", schema))
+            .unwrap();
+        db
+    }
+
+    #[test]
+    fn with_rows_each_lock_names_its_row_slot() {
+        let db = db();
+        let mut out = Vec::new();
+        let acc = [Access::read(0, 20, ColumnSet::ALL), Access::insert(0, 25)];
+        locks_of(&db, &acc, true, &mut out).unwrap();
+        assert_eq!(out[0].rid, db.table(0).lookup(20).unwrap());
+        assert_eq!(
+            Some(out[1].rid),
+            db.table(0).lookup(25),
+            "an absent slot was created"
+        );
+    }
+
+    #[test]
+    fn locks_are_deduplicated_and_writes_win() {
+        let acc = [
+            Access::read(0, 5, ColumnSet::ALL),
+            Access::update(0, 5, ColumnSet::ALL, ColumnSet::ALL),
+            Access::read(1, 2, ColumnSet::ALL),
+            Access::read(0, 3, ColumnSet::ALL),
+            Access::read(0, 3, ColumnSet::ALL),
+            Access::scan(1, 1, 3, ColumnSet::ALL),
+        ];
+        let mut out = Vec::new();
+        locks_of(&db(), &acc, false, &mut out).unwrap();
+        let mut got: Vec<_> = out
+            .iter()
+            .map(|l| (l.table, l.key, l.mode == Mode::Exclusive))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (0, 3, false),
+                (0, 5, true),
+                (1, 1, false),
+                (1, 2, false),
+                (1, 3, false)
+            ]
+        );
+        assert_eq!(find(&out, 0, 5).unwrap().mode, Mode::Exclusive);
+        assert!(find(&out, 0, 4).is_none());
+    }
+
+    #[test]
+    fn too_wide_a_range_is_refused() {
+        let mut out = Vec::new();
+        let acc = [Access::scan(0, 0, u64::MAX, ColumnSet::ALL)];
+        let e = locks_of(&db(), &acc, true, &mut out).unwrap_err();
+        assert_eq!(e.reason, AbortReason::InvalidData);
+    }
+}

@@ -1,0 +1,301 @@
+//! Deterministic protocols: the Tx contract, checked contended histories, determinism across thread
+//! counts, and reconnaissance mismatches.
+
+use super::testkit::{MixProgram, Mixed, A, B, T};
+use super::*;
+use crate::check::AnomalyKind;
+use crate::harness::{verify, VerifyConfig, Workload};
+use crate::protocols::conformance;
+use crate::protocols::nocc::NoCC;
+use crate::txn::{AbortReason, Tx};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use std::collections::HashMap;
+
+#[test]
+fn calvin_tx_contract() {
+    conformance::single_thread_semantics::<Calvin>();
+    conformance::abort_undoes_writes::<Calvin>();
+}
+
+#[test]
+fn calvin_vll_tx_contract() {
+    conformance::single_thread_semantics::<CalvinVll>();
+    conformance::abort_undoes_writes::<CalvinVll>();
+}
+
+fn contended() -> Mixed {
+    Mixed {
+        keys: 64,
+        ops: 6,
+        pointer_share: 0.1,
+        affine: None,
+    }
+}
+
+fn checked_history<P: Protocol>() {
+    // 4 threads on 2 cores: preemption mid-transaction adds interleavings.
+    let cfg = VerifyConfig {
+        threads: 4,
+        txns: 20_000,
+        seed: 3,
+    };
+    let v = verify::run::<P, Mixed>(&contended(), &cfg).unwrap();
+    assert_eq!(v.report.committed, 20_000, "{}", P::INFO.name);
+    assert!(v.report.is_serializable(), "{}: {}", P::INFO.name, v.report);
+    assert!(
+        v.report.anomalies.is_empty(),
+        "{}: {}",
+        P::INFO.name,
+        v.report
+    );
+    assert!(
+        v.report.edges > 20_000,
+        "{}: too few dependencies",
+        P::INFO.name
+    );
+}
+
+#[test]
+fn calvin_contended_histories_have_no_cycles() {
+    checked_history::<Calvin>();
+}
+
+#[test]
+fn calvin_vll_contended_histories_have_no_cycles() {
+    checked_history::<CalvinVll>();
+}
+
+/// The checker does see cycles in this workload when there is no concurrency control (retrying with
+/// new seeds until the threads really interleave: on a saturated machine one run may not).
+#[test]
+fn the_workload_exposes_anomalies_without_concurrency_control() {
+    let found = (0..20).any(|seed| {
+        let cfg = VerifyConfig {
+            threads: 4,
+            txns: 20_000,
+            seed,
+        };
+        let v = verify::run::<NoCC, Mixed>(&contended(), &cfg).unwrap();
+        v.report.has(AnomalyKind::GSingle) || !v.report.is_serializable()
+    });
+    assert!(found, "no anomaly in 20 runs without concurrency control");
+}
+
+/// A fixed list of order-sensitive programs. No data-dependent ones: a reconnaissance mismatch is
+/// resubmitted and takes a new place in the order (in Calvin, a new input), so the order would no longer
+/// be the list's.
+fn fixed_list(n: usize) -> Vec<MixProgram> {
+    let w = Mixed {
+        keys: 32,
+        ops: 5,
+        pointer_share: 0.0,
+        affine: None,
+    };
+    let mut rng = SmallRng::seed_from_u64(42);
+    (0..n)
+        .map(|_| {
+            let mut p = MixProgram::default();
+            w.random_program(&mut rng, 0, &mut p);
+            p
+        })
+        .collect()
+}
+
+fn fresh_db() -> Database<()> {
+    let mut db = Database::new();
+    Mixed {
+        keys: 32,
+        ops: 5,
+        pointer_share: 0.0,
+        affine: None,
+    }
+    .load(&mut db)
+    .unwrap();
+    db
+}
+
+/// Feeds `programs` to the sequencer in list order from one client, and lets `executors` threads
+/// execute them (program `i` goes to executor `i % executors`). Returns the final state.
+fn run_in_order<S: Flavor>(programs: &[MixProgram], executors: usize) -> Vec<(u64, i64, i64)> {
+    let p = Deterministic::<S>::open(
+        fresh_db(),
+        &ProtocolConfig {
+            threads: executors,
+            ..ProtocolConfig::default()
+        },
+    );
+    let workers: Vec<DetWorker> = (0..executors).map(|e| p.worker(e as u32, false)).collect();
+    let notify: Vec<_> = workers.iter().map(|w| w.ready_tx.clone()).collect();
+    type Planned = (u64, MixProgram, Vec<LockRequest>, Vec<Access>);
+    let (to_exec, from_client): (Vec<_>, Vec<_>) =
+        (0..executors).map(|_| mpsc::channel::<Planned>()).unzip();
+    std::thread::scope(|s| {
+        for (e, (mut w, rx)) in workers.into_iter().zip(from_client).enumerate() {
+            let p = &p;
+            let mine = programs.len() / executors + usize::from(e < programs.len() % executors);
+            s.spawn(move || {
+                let mut held: HashMap<u64, Planned> = HashMap::new();
+                for _ in 0..mine {
+                    let ready = Deterministic::<S>::next_ready(&w);
+                    while !held.contains_key(&ready.tag) {
+                        let planned = rx.recv().unwrap();
+                        held.insert(planned.0, planned);
+                    }
+                    let (_, mut prog, locks, acc) = held.remove(&ready.tag).unwrap();
+                    p.run_granted(&mut w, &mut prog, ready.seq, &locks, &acc)
+                        .unwrap();
+                }
+            });
+        }
+        let mut planner = Planner::default();
+        for (i, prog) in programs.iter().enumerate() {
+            let e = i % executors;
+            let mut prog = prog.clone();
+            let (mut acc, mut locks) = (Vec::new(), Vec::new());
+            planner.plan(&mut prog, p.db(), &mut acc);
+            locks_of(p.db(), &acc, S::NEEDS_ROWS, &mut locks).unwrap();
+            to_exec[e]
+                .send((i as u64, prog, locks.clone(), acc))
+                .unwrap();
+            p.engine().submit(Request {
+                locks,
+                barrier: false,
+                notify: notify[e].clone(),
+                tag: i as u64,
+            });
+        }
+    });
+    Mixed::dump(p.db())
+}
+
+/// The serial execution of `programs` in list order.
+fn serial(programs: &[MixProgram]) -> Vec<(u64, i64, i64)> {
+    let p = NoCC::open(fresh_db(), &ProtocolConfig::default());
+    let mut w = p.worker(0, false);
+    for prog in programs {
+        p.execute(&mut w, &mut prog.clone()).unwrap();
+    }
+    Mixed::dump(p.db())
+}
+
+fn deterministic_across_runs_and_threads<S: Flavor>() {
+    let programs = fixed_list(3000);
+    let expected = serial(&programs);
+    assert_ne!(
+        expected,
+        serial(&programs[1..]),
+        "the programs are order-sensitive enough to mean something"
+    );
+    for executors in [1, 2, 4, 1, 3] {
+        assert_eq!(
+            run_in_order::<S>(&programs, executors),
+            expected,
+            "{} with {executors} executors differs from the serial order",
+            S::INFO.name
+        );
+    }
+}
+
+#[test]
+fn calvin_final_state_is_the_serial_state_of_the_input_order() {
+    deterministic_across_runs_and_threads::<lock_manager::HashLockManager>();
+}
+
+#[test]
+fn calvin_vll_final_state_is_the_serial_state_of_the_input_order() {
+    deterministic_across_runs_and_threads::<calvin_vll::ArrayedVll>();
+}
+
+/// A program whose piece 1 targets key 10 when piece 0 has run an odd number of times, key 20
+/// otherwise: reconnaissance always sees the other key than the execution.
+#[derive(Default)]
+struct Fickle {
+    runs: u32,
+    target: u64,
+}
+
+impl Program for Fickle {
+    fn name(&self) -> &'static str {
+        "Fickle"
+    }
+    fn pieces(&self) -> usize {
+        2
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        let k = if piece == 0 { 0 } else { self.target };
+        out.push(Access::update(T, k, ColumnSet::ALL, ColumnSet::ALL));
+    }
+    fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        out.extend(0..piece);
+    }
+    fn run_piece<X: Tx>(&mut self, piece: usize, tx: &mut X) -> TxResult<()> {
+        if piece == 0 {
+            self.runs += 1;
+            self.target = if self.runs % 2 == 1 { 10 } else { 20 };
+        }
+        tx.update(
+            T,
+            if piece == 0 { 0 } else { self.target },
+            ColumnSet::ALL,
+            |r| r.set_int(B, r.int(B) + 1),
+        )?;
+        Ok(())
+    }
+}
+
+fn recon_mismatch_aborts_and_releases<S: Flavor>() {
+    let p = Deterministic::<S>::open(fresh_db(), &ProtocolConfig::default());
+    let mut w = p.worker(0, false);
+    let e = p.execute(&mut w, &mut Fickle::default()).unwrap_err();
+    assert_eq!(e.reason, AbortReason::Validation, "{e}");
+    assert!(e.is_retryable());
+    // Rolled back (key 0 was written before the stray access) and every lock released: a barrier
+    // transaction, which waits for all earlier ones, gets through.
+    let mut tx = p.begin(&mut w);
+    for k in [0, 10, 20] {
+        assert_eq!(tx.get(T, k, ColumnSet::ALL).unwrap().unwrap().int(B), 0);
+        assert_eq!(
+            tx.get(T, k, ColumnSet::ALL).unwrap().unwrap().int(A),
+            k as i64
+        );
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn calvin_reconnaissance_mismatch_aborts_cleanly() {
+    recon_mismatch_aborts_and_releases::<lock_manager::HashLockManager>();
+}
+
+#[test]
+fn calvin_vll_reconnaissance_mismatch_aborts_cleanly() {
+    recon_mismatch_aborts_and_releases::<calvin_vll::ArrayedVll>();
+}
+
+/// The pipeline threads are joined when the protocol is dropped, also right after a busy run.
+#[test]
+fn dropping_the_protocol_joins_its_threads() {
+    for _ in 0..20 {
+        let v = verify::run::<Calvin, Mixed>(
+            &contended(),
+            &VerifyConfig {
+                threads: 3,
+                txns: 300,
+                seed: 9,
+            },
+        )
+        .unwrap();
+        assert_eq!(v.report.committed, 300);
+    }
+}
+
+#[test]
+fn calvin_interactive_barriers_alongside_the_pipeline() {
+    super::testkit::interactive_alongside_worker_loop::<Calvin>();
+}
+
+#[test]
+fn calvin_vll_interactive_barriers_alongside_the_pipeline() {
+    super::testkit::interactive_alongside_worker_loop::<CalvinVll>();
+}

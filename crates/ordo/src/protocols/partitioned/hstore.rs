@@ -1,0 +1,211 @@
+//! `hstore` — H-Store's partitioned serial execution (Kallman et al., VLDB 2008; Stonebraker et al.,
+//! "The End of an Architectural Era", 2007), the partition-per-core baseline of the VLL paper (Fig. 9–10).
+//!
+//! # The idea
+//!
+//! Give every partition to one thread and run that partition's transactions **one at a time, to
+//! completion**: no record locks, no latches, no undo for concurrency — serial execution is trivially
+//! serializable and, in main memory, fast. The price is paid by **multi-partition** transactions: they
+//! must hold every partition they touch, and those partitions do nothing else meanwhile. As the share
+//! of multi-partition transactions grows, throughput collapses (the VLL paper's Fig. 9).
+//!
+//! ```text
+//!   H-Store                                     here
+//!   one single-threaded engine per partition    a partition lock per partition: holding it is being
+//!                                               that partition's engine; worker i draws partition i's work
+//!   single-partition txn: run serially          take its partition's lock, run, release
+//!   multi-partition txn: coordinator locks the  take every partition lock it needs in ascending
+//!     partitions (timestamp order), runs,       partition order (no deadlock), run, release all
+//!     partitions block meanwhile
+//!   stored procedures with known partitions     the program's declared accesses (reconnaissance for
+//!                                               data-dependent ones; a stray access aborts + retries)
+//! ```
+//!
+//! Deviations from H-Store proper: no dedicated executor thread per partition (the worker holding the
+//! partition lock executes, and with partition-affine workloads worker `i` is partition `i`'s executor),
+//! so there is no network or queueing delay; multi-partition transactions order themselves by taking
+//! partition locks in partition order instead of H-Store's timestamp-ordered coordinator with
+//! speculation and aborts. Both choices flatter H-Store a little; its collapse under multi-partition
+//! load comes from holding whole partitions, which is kept.
+//!
+//! Interactive transactions ([`Protocol::begin`]) hold every partition.
+
+use super::parts::PartSet;
+use crate::check::TxnId;
+use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx};
+use crate::protocols::deterministic::plan::Planner;
+use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
+use crate::txn::{run_pieces, wait, Access, Program, Recorder, Tx, TxResult};
+use crossbeam_utils::CachePadded;
+use parking_lot::lock_api::RawMutex as _;
+use parking_lot::RawMutex;
+
+/// H-Store: partitioned serial execution.
+pub struct HStore {
+    db: Database<()>,
+    locks: Vec<CachePadded<RawMutex>>,
+}
+
+/// Per-thread state of [`HStore`].
+pub struct HStoreWorker {
+    exec: ExecState,
+    planner: Planner,
+    accesses: Vec<Access>,
+    parts: PartSet,
+}
+
+impl HStore {
+    /// Number of partitions.
+    pub fn partitions(&self) -> u64 {
+        self.locks.len() as u64
+    }
+
+    /// Takes the locks of `parts` (ascending).
+    fn lock(&self, parts: &[u32]) {
+        for &p in parts {
+            let m = &self.locks[p as usize];
+            if !m.try_lock() {
+                let _waiting = wait::blocked();
+                m.lock();
+            }
+        }
+    }
+
+    fn unlock(&self, parts: &[u32]) {
+        for &p in parts.iter().rev() {
+            // SAFETY: the caller took exactly these locks with `lock`.
+            unsafe { self.locks[p as usize].unlock() };
+        }
+    }
+}
+
+impl Protocol for HStore {
+    type Meta = ();
+    type Worker = HStoreWorker;
+    type Tx<'w> = HStoreTx<'w>;
+
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "hstore",
+        summary: "partitioned serial execution: one partition per thread, multi-partition transactions lock whole partitions",
+        paper: "Kallman et al., H-Store (VLDB 2008); baseline of Ren, Thomson, Abadi, VLL (VLDB J. 2015) Fig. 9-10",
+        isolation: Isolation::Serializable,
+    };
+
+    fn open(db: Database<()>, config: &ProtocolConfig) -> Self {
+        HStore {
+            db,
+            locks: (0..config.threads.max(1))
+                .map(|_| CachePadded::new(RawMutex::INIT))
+                .collect(),
+        }
+    }
+    fn db(&self) -> &Database<()> {
+        &self.db
+    }
+    fn worker(&self, id: u32, recording: bool) -> HStoreWorker {
+        HStoreWorker {
+            exec: ExecState::new(id, recording),
+            planner: Planner::default(),
+            accesses: Vec::new(),
+            parts: PartSet::default(),
+        }
+    }
+    fn recorder(w: &mut HStoreWorker) -> &mut Recorder {
+        &mut w.exec.rec
+    }
+
+    /// An interactive transaction holds every partition.
+    fn begin<'w>(&'w self, w: &'w mut HStoreWorker) -> HStoreTx<'w> {
+        w.parts.all(self.partitions());
+        self.lock(&w.parts.list);
+        HStoreTx {
+            p: self,
+            tx: Some(ExecTx::new(&self.db, &mut w.exec, Cover::All)),
+        }
+    }
+
+    /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
+    fn execute<P: Program>(&self, w: &mut HStoreWorker, program: &mut P) -> TxResult<()> {
+        w.planner.plan(program, &self.db, &mut w.accesses);
+        let n = self.partitions();
+        w.parts.of(&w.accesses, n);
+        self.lock(&w.parts.list);
+        let out = {
+            let cover = Cover::Partitions {
+                held: &w.parts.bits,
+                partitions: n,
+            };
+            let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
+            match run_pieces(program, &mut tx) {
+                Ok(()) => tx.commit(),
+                Err(a) => Err(a),
+            }
+        };
+        self.unlock(&w.parts.list);
+        out
+    }
+}
+
+/// An interactive [`HStore`] transaction, holding every partition.
+pub struct HStoreTx<'w> {
+    p: &'w HStore,
+    tx: Option<ExecTx<'w, ()>>,
+}
+
+impl<'w> HStoreTx<'w> {
+    fn tx(&mut self) -> &mut ExecTx<'w, ()> {
+        self.tx.as_mut().expect("a live transaction")
+    }
+}
+
+impl Tx for HStoreTx<'_> {
+    fn id(&self) -> TxnId {
+        self.tx.as_ref().map_or(0, |t| t.id())
+    }
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.tx().get(table, key, cols)
+    }
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.tx().update(table, key, cols, f)
+    }
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.tx().insert(table, key, f)
+    }
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.tx().delete(table, key)
+    }
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.tx().scan(table, lo, hi, cols, f)
+    }
+    fn commit(mut self) -> TxResult<()> {
+        self.tx.take().expect("a live transaction").commit()
+    }
+    fn abort(self) {}
+}
+
+impl Drop for HStoreTx<'_> {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        let all: Vec<u32> = (0..self.p.partitions() as u32).collect();
+        self.p.unlock(&all);
+    }
+}

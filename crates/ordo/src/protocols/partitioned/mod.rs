@@ -1,0 +1,38 @@
+//! `partitioned` — partition-per-core execution: `hstore` (serial execution per partition, whole
+//! partitions locked by multi-partition transactions) and `vll-partitioned` (the VLL paper's
+//! single-threaded per-partition VLL, which locks records, not partitions).
+//!
+//! # Partitions
+//!
+//! The database is split into `P` partitions, `P` = the number of worker threads (H-Store's one
+//! partition per core). Key `k` of every table belongs to partition **`k % P`** ([`partition_of`]); a
+//! workload that wants single-partition transactions keeps each transaction's keys congruent modulo
+//! `P` (the `vll-micro` workload's `--partitions` does this when it equals the thread count). A key
+//! range touches every partition if it is at least `P` keys wide, else the partitions of its keys.
+//!
+//! Worker thread `i` is partition `i`'s "site" when the workload draws its transactions for partition
+//! `i`; a transaction drawn by one thread may still touch any partition, taking what it needs there.
+//!
+//! | protocol          | single-partition transaction          | multi-partition transaction              |
+//! |-------------------|---------------------------------------|------------------------------------------|
+//! | `hstore`          | takes its partition's lock, runs      | takes every partition lock it needs, in  |
+//! |                   | serially, no record locks             | partition order; the partitions idle     |
+//! | `vll-partitioned` | runs at once inside the partition's   | enqueued in every partition it touches   |
+//! |                   | critical section if its keys are free | (in one consistent order), VLL counters  |
+//! |                   | (single-threaded VLL), else queued    | on its records; others keep running      |
+
+pub mod hstore;
+pub mod parts;
+pub mod vll_partitioned;
+
+#[cfg(test)]
+mod tests;
+
+pub use hstore::HStore;
+pub use vll_partitioned::VllPartitioned;
+
+/// The partition of key `key` among `partitions`.
+#[inline]
+pub fn partition_of(key: u64, partitions: u64) -> u64 {
+    key % partitions
+}

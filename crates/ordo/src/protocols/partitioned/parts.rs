@@ -1,0 +1,74 @@
+//! The set of partitions a transaction touches, from its declared accesses.
+
+use super::partition_of;
+use crate::txn::{Access, Target};
+
+/// Partitions as a bitset (for [`crate::protocols::deterministic::exec::Cover::Partitions`]) and as
+/// an ascending list (the locking order).
+#[derive(Clone, Debug, Default)]
+pub struct PartSet {
+    pub bits: Vec<u64>,
+    pub list: Vec<u32>,
+}
+
+impl PartSet {
+    /// The partitions of `accesses` among `partitions`.
+    pub fn of(&mut self, accesses: &[Access], partitions: u64) {
+        self.bits.clear();
+        self.bits.resize(partitions.div_ceil(64) as usize, 0);
+        let mut add = |p: u64| self.bits[(p / 64) as usize] |= 1 << (p % 64);
+        for a in accesses {
+            match a.target {
+                Target::Key(k) => add(partition_of(k, partitions)),
+                Target::Range { lo, hi } if lo <= hi => {
+                    if hi - lo >= partitions - 1 {
+                        (0..partitions).for_each(&mut add);
+                    } else {
+                        (lo..=hi).for_each(|k| add(partition_of(k, partitions)));
+                    }
+                }
+                Target::Range { .. } => {}
+            }
+        }
+        self.list.clear();
+        self.list.extend(
+            (0..partitions as u32).filter(|&p| self.bits[p as usize / 64] & (1 << (p % 64)) != 0),
+        );
+    }
+
+    /// Every partition.
+    pub fn all(&mut self, partitions: u64) {
+        self.bits.clear();
+        self.bits.resize(partitions.div_ceil(64) as usize, 0);
+        for p in 0..partitions {
+            self.bits[(p / 64) as usize] |= 1 << (p % 64);
+        }
+        self.list.clear();
+        self.list.extend(0..partitions as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::ColumnSet;
+
+    #[test]
+    fn keys_map_modulo_and_wide_ranges_take_everything() {
+        let mut s = PartSet::default();
+        s.of(
+            &[
+                Access::read(0, 7, ColumnSet::ALL),
+                Access::read(0, 12, ColumnSet::ALL),
+            ],
+            4,
+        );
+        assert_eq!(s.list, vec![0, 3]);
+        s.of(&[Access::scan(0, 5, 6, ColumnSet::ALL)], 4);
+        assert_eq!(s.list, vec![1, 2]);
+        s.of(&[Access::scan(0, 5, 8, ColumnSet::ALL)], 4);
+        assert_eq!(s.list, vec![0, 1, 2, 3]);
+        s.of(&[Access::read(0, 100, ColumnSet::ALL)], 70);
+        assert_eq!((s.list.clone(), s.bits.len()), (vec![30], 2));
+    }
+}

@@ -1,0 +1,527 @@
+//! `vll-partitioned` — the VLL paper's **single-threaded VLL** for partition-per-core deployments
+//! (§2.7 and the H-Store comparison of Fig. 9–10): H-Store's partitions, but multi-partition
+//! transactions lock *records* with VLL counters instead of holding whole partitions.
+//!
+//! # The idea
+//!
+//! Each partition is run by one thread at a time, so its lock state needs no latches of its own. A
+//! **single-partition** transaction whose records are free (no counter set by a queued transaction)
+//! runs at once, to completion, without touching any counter and without being enqueued — exactly
+//! H-Store's serial execution. Only **multi-partition** transactions (and local ones that conflict
+//! with them) use VLL: they increment `C_X`/`C_S` on their records and enter the TxnQueue of every
+//! partition they touch, **in one consistent order across partitions** (the paper's "global order",
+//! which rules out distributed deadlock). While a multi-partition transaction waits or runs, its
+//! partitions keep executing every local transaction that does not conflict with it — which is why VLL
+//! does not collapse as H-Store does when the share of multi-partition transactions grows.
+//!
+//! ```text
+//!   paper (single-threaded VLL)                 here
+//!   partition thread owns its TxnQueue and      a partition's TxnQueue + counters behind its
+//!     counters; no critical sections             partition latch: holding it is being that thread
+//!   free local txn: run now, never enqueued     peek the counters under the latch; run inside it
+//!   blocked local txn: enqueue                  request counters, enqueue Blocked (TxnQueue, vll)
+//!   multi-partition txn: enqueue in every       take the latches of its partitions in ascending
+//!     partition, same order everywhere            order, request + enqueue in each, release latches
+//!   Blocked → Free (head of queue, or SCA)      per partition: head rule / SCA claims it there; it
+//!                                                 runs when claimed or free in every partition
+//!   Waiting (remote reads)                      shared memory: the owner reads remote records directly
+//! ```
+//!
+//! Counters live beside the records ([`VllCounters`], the colocated layout); a key belongs to one
+//! partition, and its counters are only touched under that partition's latch. Why the head of a
+//! partition's queue may run there: every older transaction of that partition finished, and younger
+//! conflicting ones are blocked. Since enqueues of a multi-partition transaction are atomic across its
+//! partitions, the per-partition orders agree, so the oldest blocked transaction is at the head of
+//! every queue it is in: progress is guaranteed. SCA runs on a worker's partitions when it would
+//! otherwise wait.
+//!
+//! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
+//! each worker keeps up to [`WINDOW`] queued transactions in flight. Interactive transactions
+//! ([`Protocol::begin`]) wait until every queue is empty and hold every partition latch.
+
+use super::partition_of;
+use super::parts::PartSet;
+use crate::check::TxnId;
+use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx};
+use crate::protocols::deterministic::plan::{locks_of, LockRequest, Mode, Planner};
+use crate::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
+use crate::protocols::vll::sca::{lock_id, Sca};
+use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
+use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
+use crate::txn::{
+    run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
+};
+use crossbeam_utils::CachePadded;
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+
+/// Queued transactions a worker keeps in flight.
+pub const WINDOW: usize = 16;
+
+/// How a queued transaction's owner learns that it may run.
+struct Waiter {
+    /// Partitions where it is still blocked.
+    pending: AtomicUsize,
+    notify: Sender<usize>,
+    slot: usize,
+}
+
+impl Waiter {
+    /// Unblocked in one more partition; tells the owner once it is unblocked in all.
+    fn unblock(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = self.notify.send(self.slot);
+        }
+    }
+}
+
+/// A transaction in one partition's TxnQueue.
+pub(super) struct Entry {
+    waiter: Arc<Waiter>,
+    /// Its locks in this partition.
+    locks: Vec<LockRequest>,
+}
+
+/// One partition: its TxnQueue and SCA arrays.
+pub(super) struct Partition {
+    pub(super) queue: TxnQueue<Entry>,
+    sca: Sca,
+    /// Something changed since SCA last ran.
+    dirty: bool,
+    spare: Vec<Vec<LockRequest>>,
+}
+
+impl Partition {
+    /// After a removal: the head conflicts with nobody older, so a blocked head may run here.
+    fn unblock_head(&mut self) {
+        if let Some(h) = self.queue.front() {
+            if self.queue.state(h) == Some(TxnState::Blocked) && self.queue.claim(h) {
+                self.queue.payload(h).expect("queued").waiter.unblock();
+            }
+        }
+    }
+
+    /// SCA until it finds nothing more.
+    fn sca(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        while self.queue.blocked() > 0 {
+            let found = self.queue.sca(
+                &mut self.sca,
+                |_| true,
+                |e, mark| {
+                    for l in &e.locks {
+                        mark(lock_id(l.table, l.key), l.mode == Mode::Exclusive);
+                    }
+                },
+            );
+            let Some(q) = found else { break };
+            if self.queue.claim(q) {
+                self.queue.payload(q).expect("queued").waiter.unblock();
+            }
+        }
+    }
+}
+
+/// Single-threaded (per-partition) VLL.
+pub struct VllPartitioned {
+    db: Database<VllCounters>,
+    pub(super) parts: Vec<CachePadded<Mutex<Partition>>>,
+}
+
+/// Per-thread state of [`VllPartitioned`].
+pub struct VllPartWorker {
+    exec: ExecState,
+    planner: Planner,
+    ready_tx: Sender<usize>,
+    pub(super) ready_rx: Receiver<usize>,
+}
+
+/// A transaction a worker holds: its plan, and where it is queued (its program is kept beside).
+#[derive(Default)]
+pub(super) struct Slot {
+    ticket: Option<Ticket>,
+    accesses: Vec<Access>,
+    /// Sorted by (table, key): what it may touch.
+    locks: Vec<LockRequest>,
+    parts: PartSet,
+    /// `(partition, TxnQueue position)` where it is queued.
+    queued: Vec<(u32, Seq)>,
+}
+
+/// What submitting a transaction led to.
+pub(super) enum Admitted {
+    /// Ran at once (free, single-partition) with this outcome.
+    Done(TxResult<()>),
+    /// Queued; free everywhere (run it now) or not (wait for the owner's notification).
+    Queued { free: bool },
+}
+
+impl VllPartitioned {
+    fn n(&self) -> u64 {
+        self.parts.len() as u64
+    }
+
+    fn latch(&self, p: u32) -> MutexGuard<'_, Partition> {
+        let m = &self.parts[p as usize];
+        m.try_lock().unwrap_or_else(|| {
+            let _waiting = wait::blocked();
+            m.lock()
+        })
+    }
+
+    /// Plans `s` and begins it: runs it at once if it is local and free, else enqueues it in every
+    /// partition it touches (latches taken in ascending order, so all queues agree on the order).
+    pub(super) fn admit<P: Program>(
+        &self,
+        w: &mut VllPartWorker,
+        s: &mut Slot,
+        program: &mut P,
+        slot: usize,
+    ) -> Admitted {
+        w.planner.plan(program, &self.db, &mut s.accesses);
+        if let Err(a) = locks_of(&self.db, &s.accesses, true, &mut s.locks) {
+            return Admitted::Done(Err(a));
+        }
+        let n = self.n();
+        s.parts.of(&s.accesses, n);
+        s.queued.clear();
+        if s.parts.list.len() == 1 {
+            let guard = self.latch(s.parts.list[0]);
+            let free = s.locks.iter().all(|l| {
+                let mut c = self.db.table(l.table).meta(l.rid).get();
+                c.request(l.mode)
+            });
+            if free {
+                // Single-threaded VLL: a free local transaction runs to completion right here.
+                let out = self.run(w, s, program);
+                drop(guard);
+                return Admitted::Done(out);
+            }
+            drop(guard);
+        }
+        let waiter = Arc::new(Waiter {
+            pending: AtomicUsize::new(0),
+            notify: w.ready_tx.clone(),
+            slot,
+        });
+        let mut guards: Vec<MutexGuard<'_, Partition>> =
+            s.parts.list.iter().map(|&p| self.latch(p)).collect();
+        let mut blocked = 0;
+        for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
+            let mut mine = g.spare.pop().unwrap_or_default();
+            mine.extend(
+                s.locks
+                    .iter()
+                    .filter(|l| partition_of(l.key, n) == p as u64),
+            );
+            let mut free = true;
+            for l in &mine {
+                free &= Colocated.request(&self.db, l);
+            }
+            let q = g.queue.enqueue(
+                Entry {
+                    waiter: waiter.clone(),
+                    locks: mine,
+                },
+                !free,
+            );
+            if !free {
+                blocked += 1;
+                g.dirty = true;
+            }
+            s.queued.push((p, q));
+        }
+        waiter.pending.store(blocked, Ordering::Release);
+        drop(guards);
+        Admitted::Queued { free: blocked == 0 }
+    }
+
+    /// Executes `s` under its locks.
+    pub(super) fn run<P: Program>(
+        &self,
+        w: &mut VllPartWorker,
+        s: &Slot,
+        program: &mut P,
+    ) -> TxResult<()> {
+        let cover = Cover::Keys {
+            locks: &s.locks,
+            accesses: &s.accesses,
+        };
+        let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
+        match run_pieces(program, &mut tx) {
+            Ok(()) => tx.commit(),
+            Err(a) => Err(a),
+        }
+    }
+
+    /// Admits until the transaction is queued (`Ok(free everywhere)`) or has an outcome (`Err`):
+    /// a free local one that hit a reconnaissance mismatch is planned again at once.
+    fn admit_retrying<P: Program, R: RequestSource>(
+        &self,
+        w: &mut VllPartWorker,
+        s: &mut Slot,
+        program: &mut P,
+        slot: usize,
+        requests: &mut R,
+    ) -> Result<bool, TxResult<()>> {
+        loop {
+            match self.admit(w, s, program, slot) {
+                Admitted::Queued { free } => return Ok(free),
+                Admitted::Done(Err(a)) if a.is_retryable() => requests.aborted(a.reason),
+                Admitted::Done(out) => return Err(out),
+            }
+        }
+    }
+
+    /// `FinishTransaction` in every partition `s` is queued in.
+    pub(super) fn finish(&self, s: &mut Slot) {
+        for &(p, q) in &s.queued {
+            let mut g = self.latch(p);
+            let mut e = g.queue.remove(q).expect("queued transaction");
+            for l in &e.locks {
+                Colocated.release(&self.db, l);
+            }
+            e.locks.clear();
+            g.spare.push(e.locks);
+            g.dirty = true;
+            g.unblock_head();
+        }
+        s.queued.clear();
+    }
+
+    /// SCA on every partition with blocked transactions (the worker would otherwise idle).
+    fn idle_sca(&self) {
+        for m in &self.parts {
+            if let Some(mut g) = m.try_lock() {
+                if g.queue.blocked() > 0 {
+                    g.sca();
+                }
+            }
+        }
+    }
+}
+
+impl Protocol for VllPartitioned {
+    type Meta = VllCounters;
+    type Worker = VllPartWorker;
+    type Tx<'w> = VllPartTx<'w>;
+
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "vll-partitioned",
+        summary: "single-threaded VLL per partition: free local transactions run at once, multi-partition ones lock records",
+        paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.7, Fig. 9-10",
+        isolation: Isolation::Serializable,
+    };
+
+    fn open(db: Database<VllCounters>, config: &ProtocolConfig) -> Self {
+        VllPartitioned {
+            db,
+            parts: (0..config.threads.max(1))
+                .map(|_| {
+                    CachePadded::new(Mutex::new(Partition {
+                        queue: TxnQueue::new(),
+                        sca: Sca::new(),
+                        dirty: false,
+                        spare: Vec::new(),
+                    }))
+                })
+                .collect(),
+        }
+    }
+    fn db(&self) -> &Database<VllCounters> {
+        &self.db
+    }
+    fn worker(&self, id: u32, recording: bool) -> VllPartWorker {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        VllPartWorker {
+            exec: ExecState::new(id, recording),
+            planner: Planner::default(),
+            ready_tx,
+            ready_rx,
+        }
+    }
+    fn recorder(w: &mut VllPartWorker) -> &mut Recorder {
+        &mut w.exec.rec
+    }
+
+    /// Waits until no transaction is queued anywhere, then holds every partition.
+    fn begin<'w>(&'w self, w: &'w mut VllPartWorker) -> VllPartTx<'w> {
+        let guards = loop {
+            let guards: Vec<_> = (0..self.parts.len() as u32)
+                .map(|p| self.latch(p))
+                .collect();
+            if guards.iter().all(|g| g.queue.is_empty()) {
+                break guards;
+            }
+            drop(guards);
+            let _waiting = wait::blocked();
+            std::thread::yield_now();
+        };
+        VllPartTx {
+            tx: Some(ExecTx::new(&self.db, &mut w.exec, Cover::All)),
+            _guards: guards,
+        }
+    }
+
+    fn execute<P: Program>(&self, w: &mut VllPartWorker, program: &mut P) -> TxResult<()> {
+        // One transaction through the worker loop's path.
+        let mut s = Slot::default();
+        match self.admit(w, &mut s, program, 0) {
+            Admitted::Done(out) => out,
+            Admitted::Queued { free } => {
+                if !free {
+                    self.idle_sca();
+                    let _waiting = wait::blocked();
+                    w.ready_rx.recv().expect("the worker holds a sender");
+                }
+                let out = self.run(w, &s, program);
+                self.finish(&mut s);
+                out
+            }
+        }
+    }
+
+    /// Up to [`WINDOW`] queued transactions in flight; free local ones run at once; reconnaissance
+    /// mismatches (retryable aborts) are planned and admitted again.
+    fn run_worker<R: RequestSource>(&self, w: &mut VllPartWorker, requests: &mut R) {
+        let mut programs: Vec<R::Program> = (0..WINDOW).map(|_| requests.program()).collect();
+        let mut slots: Vec<Slot> = (0..WINDOW).map(|_| Slot::default()).collect();
+        let mut free_slots: Vec<usize> = (0..WINDOW).rev().collect();
+        let mut runnable: Vec<usize> = Vec::new();
+        let mut in_flight = 0;
+        let mut exhausted = false;
+        loop {
+            // Execute what may run first (a notified transaction must not wait behind a stream of free
+            // local ones), else admit a new transaction while there is room.
+            while let Ok(i) = w.ready_rx.try_recv() {
+                runnable.push(i);
+            }
+            let admitted = if exhausted || !runnable.is_empty() {
+                None
+            } else {
+                free_slots.last().copied()
+            };
+            let (i, out) = if let Some(i) = admitted {
+                let (s, program) = (&mut slots[i], &mut programs[i]);
+                let Some(ticket) = requests.next(program) else {
+                    exhausted = true;
+                    continue;
+                };
+                free_slots.pop();
+                s.ticket = Some(ticket);
+                in_flight += 1;
+                match self.admit_retrying(w, s, program, i, requests) {
+                    Ok(free) => {
+                        if free {
+                            runnable.push(i);
+                        }
+                        continue;
+                    }
+                    Err(out) => (i, out),
+                }
+            } else if let Some(i) = runnable.pop() {
+                let (s, program) = (&mut slots[i], &mut programs[i]);
+                let out = self.run(w, s, program);
+                self.finish(s);
+                match out {
+                    Err(a) if a.is_retryable() => {
+                        requests.aborted(a.reason);
+                        match self.admit_retrying(w, s, program, i, requests) {
+                            Ok(free) => {
+                                if free {
+                                    runnable.push(i);
+                                }
+                                continue;
+                            }
+                            Err(out) => (i, out),
+                        }
+                    }
+                    out => (i, out),
+                }
+            } else if in_flight == 0 {
+                return;
+            } else {
+                // Everything in flight waits: look for work with SCA, then wait for a notification.
+                self.idle_sca();
+                let _waiting = wait::blocked();
+                runnable.push(w.ready_rx.recv().expect("the worker holds a sender"));
+                continue;
+            };
+            let ticket = slots[i]
+                .ticket
+                .take()
+                .expect("an in-flight slot has a ticket");
+            requests.finished(ticket, out);
+            free_slots.push(i);
+            in_flight -= 1;
+        }
+    }
+}
+
+/// An interactive [`VllPartitioned`] transaction, holding every partition.
+pub struct VllPartTx<'w> {
+    tx: Option<ExecTx<'w, VllCounters>>,
+    _guards: Vec<MutexGuard<'w, Partition>>,
+}
+
+impl<'w> VllPartTx<'w> {
+    fn tx(&mut self) -> &mut ExecTx<'w, VllCounters> {
+        self.tx.as_mut().expect("a live transaction")
+    }
+}
+
+impl Tx for VllPartTx<'_> {
+    fn id(&self) -> TxnId {
+        self.tx.as_ref().map_or(0, |t| t.id())
+    }
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.tx().get(table, key, cols)
+    }
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.tx().update(table, key, cols, f)
+    }
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.tx().insert(table, key, f)
+    }
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.tx().delete(table, key)
+    }
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.tx().scan(table, lo, hi, cols, f)
+    }
+    fn commit(mut self) -> TxResult<()> {
+        self.tx.take().expect("a live transaction").commit()
+    }
+    fn abort(self) {}
+}
+
+impl Drop for VllPartTx<'_> {
+    fn drop(&mut self) {
+        // The transaction rolls back (if live) before the partition latches are released.
+        drop(self.tx.take());
+    }
+}
