@@ -94,6 +94,8 @@ impl<S: Flavor> Deterministic<S> {
     }
 
     /// Plans `program` and submits its lock request tagged `tag`; `accesses`/`locks` receive the plan.
+    /// Returns whether it was ordered as a barrier holding the whole database (a range too wide to
+    /// lock key by key).
     fn submit<P: Program>(
         &self,
         w: &mut DetWorker,
@@ -101,16 +103,16 @@ impl<S: Flavor> Deterministic<S> {
         tag: u64,
         accesses: &mut Vec<Access>,
         locks: &mut Vec<LockRequest>,
-    ) -> TxResult<()> {
+    ) -> TxResult<bool> {
         w.planner.plan(program, &self.db, accesses);
-        locks_of(&self.db, accesses, S::NEEDS_ROWS, locks)?;
+        let whole = locks_of(&self.db, accesses, S::NEEDS_ROWS, locks)?;
         self.engine.submit(Request {
-            locks: locks.clone(),
-            barrier: false,
+            locks: if whole { Vec::new() } else { locks.clone() },
+            barrier: whole,
             notify: w.ready_tx.clone(),
             tag,
         });
-        Ok(())
+        Ok(whole)
     }
 
     /// Waits for the next transaction of this worker whose locks are all granted.
@@ -129,9 +131,15 @@ impl<S: Flavor> Deterministic<S> {
         seq: u64,
         locks: &[LockRequest],
         accesses: &[Access],
+        whole: bool,
     ) -> TxResult<()> {
+        let cover = if whole {
+            Cover::All
+        } else {
+            Cover::Keys { locks, accesses }
+        };
         let out = {
-            let mut tx = ExecTx::new(&self.db, &mut w.exec, Cover::Keys { locks, accesses });
+            let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
             match run_pieces(program, &mut tx) {
                 Ok(()) => tx.commit(),
                 Err(a) => Err(a),
@@ -199,9 +207,9 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         );
         let out = self
             .submit(w, program, 0, &mut accesses, &mut locks)
-            .and_then(|()| {
+            .and_then(|whole| {
                 let ready = Self::next_ready(w);
-                self.run_granted(w, program, ready.seq, &locks, &accesses)
+                self.run_granted(w, program, ready.seq, &locks, &accesses, whole)
             });
         (w.accesses, w.locks) = (accesses, locks);
         out
@@ -215,6 +223,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
             ticket: Option<Ticket>,
             accesses: Vec<Access>,
             locks: Vec<LockRequest>,
+            whole: bool,
         }
         let mut slots: Vec<Slot<R::Program>> = (0..WINDOW)
             .map(|_| Slot {
@@ -222,6 +231,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
                 ticket: None,
                 accesses: Vec::new(),
                 locks: Vec::new(),
+                whole: false,
             })
             .collect();
         let mut free: Vec<usize> = (0..WINDOW).rev().collect();
@@ -236,7 +246,8 @@ impl<S: Flavor> Protocol for Deterministic<S> {
                     break;
                 };
                 match self.submit(w, &mut s.program, i as u64, &mut s.accesses, &mut s.locks) {
-                    Ok(()) => {
+                    Ok(whole) => {
+                        s.whole = whole;
                         free.pop();
                         s.ticket = Some(ticket);
                         in_flight += 1;
@@ -250,13 +261,17 @@ impl<S: Flavor> Protocol for Deterministic<S> {
             let ready = Self::next_ready(w);
             let i = ready.tag as usize;
             let s = &mut slots[i];
-            let out = self.run_granted(w, &mut s.program, ready.seq, &s.locks, &s.accesses);
+            let out =
+                self.run_granted(w, &mut s.program, ready.seq, &s.locks, &s.accesses, s.whole);
             let out = match out {
                 Err(a) if a.is_retryable() => {
                     // Reconnaissance guessed wrong: plan again and take a new place in the order.
                     requests.aborted(a.reason);
                     match self.submit(w, &mut s.program, i as u64, &mut s.accesses, &mut s.locks) {
-                        Ok(()) => continue,
+                        Ok(whole) => {
+                            s.whole = whole;
+                            continue;
+                        }
                         Err(a) => Err(a),
                     }
                 }

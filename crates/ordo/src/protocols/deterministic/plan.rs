@@ -7,18 +7,19 @@
 //! in a **reconnaissance pass** ([`super::exec::ReconTx`]: reads at no isolation, writes discarded), as
 //! the VLL paper's §2.6 (and Calvin's OLLP) prescribe. The real execution later checks every operation
 //! against the locks taken ([`super::exec::Cover`]); if the data changed in between and the transaction
-//! strays outside them, it aborts with [`AbortReason::Validation`] and is resubmitted with a fresh plan.
+//! strays outside them, it aborts with [`crate::txn::AbortReason::Validation`] and is resubmitted with a fresh plan.
 //!
 //! [`locks_of`] turns accesses into a deduplicated list of [`LockRequest`]s: one per `(table, key)`,
 //! exclusive if any access writes it. A key range (a scan) is locked **key by key**, present or not: the
 //! lock manager locks keys, not rows, so a lock on an absent key also blocks an insert of it, which makes
 //! range locking phantom-safe without next-key locks. Ranges wider than [`MAX_RANGE_KEYS`] cannot be
-//! locked this way and make the plan fail with [`AbortReason::InvalidData`] (no workload here needs them).
+//! locked this way: [`locks_of`] says so, and the deterministic protocols then order the transaction
+//! as a barrier holding the whole database (TPC-C's Delivery scans up to a fence row).
 
 use super::exec::ReconTx;
 pub use crate::protocols::vll::counters::{find, normalize, LockRequest, Mode};
 use crate::storage::{Database, TableId};
-use crate::txn::{Abort, AbortReason, Access, Program, Target, TxResult};
+use crate::txn::{Access, Program, Target, TxResult};
 
 /// The widest key range [`locks_of`] locks key by key.
 pub const MAX_RANGE_KEYS: u64 = 4096;
@@ -65,12 +66,16 @@ impl Planner {
 /// long ones sorted) that cover `accesses` (appended to the cleared `out`), in the
 /// VLL module's [`LockRequest`] form. With `rows`, each lock also names the key's row slot (created,
 /// absent, if the key was never indexed), for lock managers that index counters by row.
+///
+/// Returns `true` when some range was wider than [`MAX_RANGE_KEYS`]: such a range is left out of
+/// `out`, and the transaction must hold the whole database instead (run as a barrier) or be refused.
 pub fn locks_of<M: Default + Send + Sync>(
     db: &Database<M>,
     accesses: &[Access],
     rows: bool,
     out: &mut Vec<LockRequest>,
-) -> TxResult<()> {
+) -> TxResult<bool> {
+    let mut whole = false;
     out.clear();
     let lock = |table: TableId, key: u64, mode: Mode| LockRequest {
         table,
@@ -96,10 +101,8 @@ pub fn locks_of<M: Default + Send + Sync>(
                     continue;
                 }
                 if hi - lo >= MAX_RANGE_KEYS {
-                    return Err(Abort::with_detail(
-                        AbortReason::InvalidData,
-                        format!("the range {lo}..={hi} is too wide to lock key by key"),
-                    ));
+                    whole = true;
+                    continue;
                 }
                 out.extend((lo..=hi).map(|key| lock(a.table, key, mode)));
             }
@@ -107,7 +110,7 @@ pub fn locks_of<M: Default + Send + Sync>(
     }
     // One lock per key, the strongest mode.
     normalize(out);
-    Ok(())
+    Ok(whole)
 }
 
 #[cfg(test)]
@@ -129,7 +132,7 @@ mod tests {
         let db = db();
         let mut out = Vec::new();
         let acc = [Access::read(0, 20, ColumnSet::ALL), Access::insert(0, 25)];
-        locks_of(&db, &acc, true, &mut out).unwrap();
+        assert!(!locks_of(&db, &acc, true, &mut out).unwrap());
         assert_eq!(out[0].rid, db.table(0).lookup(20).unwrap());
         assert_eq!(
             Some(out[1].rid),
@@ -149,7 +152,7 @@ mod tests {
             Access::scan(1, 1, 3, ColumnSet::ALL),
         ];
         let mut out = Vec::new();
-        locks_of(&db(), &acc, false, &mut out).unwrap();
+        assert!(!locks_of(&db(), &acc, false, &mut out).unwrap());
         let mut got: Vec<_> = out
             .iter()
             .map(|l| (l.table, l.key, l.mode == Mode::Exclusive))
@@ -170,10 +173,16 @@ mod tests {
     }
 
     #[test]
-    fn too_wide_a_range_is_refused() {
+    fn too_wide_a_range_asks_for_the_whole_database() {
         let mut out = Vec::new();
-        let acc = [Access::scan(0, 0, u64::MAX, ColumnSet::ALL)];
-        let e = locks_of(&db(), &acc, true, &mut out).unwrap_err();
-        assert_eq!(e.reason, AbortReason::InvalidData);
+        let acc = [
+            Access::scan(0, 0, u64::MAX, ColumnSet::ALL),
+            Access::read(0, 7, ColumnSet::ALL),
+        ];
+        assert!(locks_of(&db(), &acc, true, &mut out).unwrap());
+        assert_eq!(out.len(), 1, "only the point lock is listed");
+        let narrow = [Access::scan(0, 0, 9, ColumnSet::ALL)];
+        assert!(!locks_of(&db(), &narrow, true, &mut out).unwrap());
+        assert_eq!(out.len(), 10);
     }
 }

@@ -143,7 +143,7 @@ fn run_in_order<S: Flavor>(programs: &[MixProgram], executors: usize) -> Vec<(u6
                         held.insert(planned.0, planned);
                     }
                     let (_, mut prog, locks, acc) = held.remove(&ready.tag).unwrap();
-                    p.run_granted(&mut w, &mut prog, ready.seq, &locks, &acc)
+                    p.run_granted(&mut w, &mut prog, ready.seq, &locks, &acc, false)
                         .unwrap();
                 }
             });
@@ -154,7 +154,7 @@ fn run_in_order<S: Flavor>(programs: &[MixProgram], executors: usize) -> Vec<(u6
             let mut prog = prog.clone();
             let (mut acc, mut locks) = (Vec::new(), Vec::new());
             planner.plan(&mut prog, p.db(), &mut acc);
-            locks_of(p.db(), &acc, S::NEEDS_ROWS, &mut locks).unwrap();
+            assert!(!locks_of(p.db(), &acc, S::NEEDS_ROWS, &mut locks).unwrap());
             to_exec[e]
                 .send((i as u64, prog, locks.clone(), acc))
                 .unwrap();
