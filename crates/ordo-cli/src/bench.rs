@@ -109,7 +109,15 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         std::fs::write(path, text + "\n")
             .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
     }
-    Ok(ExitCode::SUCCESS)
+    // A serializable protocol that leaves the workload inconsistent broke its promise.
+    let broken = rows
+        .iter()
+        .any(|r| r["consistency"] != "ok" && r["isolation"] == "Serializable");
+    Ok(if broken {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Every (protocol, threads) run of one workload (one point of a sweep).
@@ -208,6 +216,11 @@ fn run_all<W: ordo::harness::Workload>(
                 vs.map(|v| format!("{:.2}x", v)).unwrap_or_default(),
                 reasons.join(" ")
             );
+            // The consistency check runs after every repetition; report the first failure.
+            let broken = reps.iter().find_map(|r| r.invariants.as_ref().err());
+            if let Some(e) = broken {
+                println!("    consistency check failed: {e}");
+            }
             let aborts: serde_json::Map<String, serde_json::Value> = AbortReason::ALL
                 .iter()
                 .map(|a| (a.name().to_string(), json!(r.aborts[a.index()])))
@@ -227,6 +240,7 @@ fn run_all<W: ordo::harness::Workload>(
                 "aborts": aborts,
                 "elapsed_secs": r.elapsed.as_secs_f64(),
                 "load_secs": r.load_secs,
+                "consistency": broken.map_or("ok".to_string(), |e| e.clone()),
                 "relative_to_nocc": vs,
                 "reps_committed_per_sec": tputs,
                 "sweep": sweep,

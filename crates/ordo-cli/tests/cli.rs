@@ -218,6 +218,7 @@ fn a_sweep_records_its_points_and_report_draws_them() {
         assert_eq!(r["sweep"]["param"], "theta");
         assert_eq!(r["sweep"]["value"], theta);
         assert_eq!(r["params"]["workload"]["theta"], theta);
+        assert_eq!(r["consistency"], "ok");
     }
 
     let report = |out: &std::path::Path| {

@@ -45,6 +45,8 @@ pub struct RunResult {
     pub latency: Histogram<u64>,
     /// Seconds spent loading the database.
     pub load_secs: f64,
+    /// The workload's consistency check on the final state ([`Workload::check`]).
+    pub invariants: Result<(), String>,
 }
 
 impl RunResult {
@@ -159,6 +161,8 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
         rolled_back: 0,
         latency: new_histogram(),
         load_secs,
+        // Every worker has returned: the database is quiescent.
+        invariants: workload.check(protocol.db()),
     };
     for r in results {
         out.committed += r.committed;
