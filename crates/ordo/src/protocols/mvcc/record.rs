@@ -18,7 +18,7 @@
 //! * **Garbage collection** ([`Record::prune`]): versions older than the newest one with `cts ≤ horizon`
 //!   can be seen by no running or future snapshot and are dropped whenever the record is touched; a commit
 //!   whose old image no running snapshot can need does not keep it at all, and one that must keep it
-//!   reuses the buffer of a version it just dropped (no allocation in the steady state). Live versions
+//!   reuses the buffer of a version its worker dropped earlier (no allocation in the steady state). Live versions
 //!   are counted per worker (no shared counter on the write path) and summed by `Mvcc::gc_stats`.
 //! * **Safety.** Every field, and the in-place data words while a version moves, are changed only under
 //!   the record's mutex, so versions are plain owned values freed by ordinary drops: no epoch-based
@@ -28,6 +28,9 @@ use super::state::TxnShared;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+
+/// How many dropped version buffers a worker keeps for reuse.
+pub const SPARE_BUFFERS: usize = 64;
 
 /// An older committed version of a record.
 #[derive(Debug)]
@@ -87,9 +90,10 @@ impl Record {
     }
 
     /// Drops versions no snapshot at or after `horizon` can see, and creator references no running
-    /// transaction can conflict with. Returns the data of one dropped version, for reuse.
+    /// transaction can conflict with. The dropped versions' buffers go to `spare` (the worker's pool,
+    /// kept to at most [`SPARE_BUFFERS`]) for the versions it will push later.
     #[inline]
-    pub fn prune(&mut self, horizon: u64, live: &AtomicI64) -> Option<Box<[u64]>> {
+    pub fn prune(&mut self, horizon: u64, live: &AtomicI64, spare: &mut Vec<Box<[u64]>>) {
         let upto = if self.cts <= horizon {
             self.creator = None;
             self.chain.len()
@@ -103,10 +107,14 @@ impl Record {
             }
         };
         if upto == 0 {
-            return None;
+            return;
         }
         live.fetch_sub(upto as i64, Ordering::Relaxed);
-        self.chain.drain(..upto).next_back().map(|v| v.data)
+        for v in self.chain.drain(..upto) {
+            if spare.len() < SPARE_BUFFERS {
+                spare.push(v.data);
+            }
+        }
     }
 
     /// Moves the in-place version (`word`, `data`) into the chain.
@@ -148,11 +156,9 @@ mod tests {
         assert_eq!(r.visible(25), Visible::Chain(2));
         assert_eq!(r.visible(10), Visible::Chain(1));
         assert_eq!(r.visible(5), Visible::Chain(0));
-        assert_eq!(
-            r.prune(15, &live).map(|d| d.len()),
-            Some(0),
-            "one dropped buffer to reuse"
-        );
+        let mut spare = Vec::new();
+        r.prune(15, &live, &mut spare);
+        assert_eq!(spare.len(), 1, "the dropped buffer is kept for reuse");
         assert_eq!(r.chain.iter().map(|v| v.cts).collect::<Vec<_>>(), [10, 20]);
         assert_eq!(
             r.visible(15),
@@ -160,7 +166,8 @@ mod tests {
             "horizon snapshot still served"
         );
         assert_eq!(live.load(Ordering::Relaxed), 2);
-        r.prune(30, &live);
+        r.prune(30, &live, &mut spare);
+        assert_eq!(spare.len(), 3);
         assert!(r.chain.is_empty());
         assert_eq!(live.load(Ordering::Relaxed), 0);
     }

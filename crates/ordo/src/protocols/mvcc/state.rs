@@ -67,6 +67,20 @@ impl TxnShared {
             conflicts: Mutex::new(Conflicts::default()),
         }
     }
+    /// Makes a record nobody else references any more (the caller holds the only `Arc`) the record of
+    /// a new transaction, keeping the conflict lists' capacity: no allocation per transaction.
+    pub fn reset(&mut self, id: TxnId, begin: u64) {
+        self.id = id;
+        self.begin = begin;
+        *self.status.get_mut() = ACTIVE;
+        *self.cts.get_mut() = INFINITY;
+        *self.waiting_for.get_mut() = None;
+        let c = self.conflicts.get_mut();
+        c.ins.clear();
+        c.outs.clear();
+        c.sireads = 0;
+        c.ranges.clear();
+    }
     #[inline]
     pub fn status(&self) -> u8 {
         self.status.load(Ordering::Acquire)

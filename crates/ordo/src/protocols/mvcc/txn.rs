@@ -35,7 +35,14 @@ pub struct MvccWorker {
     buf: Vec<u64>,
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
+    /// Records of this worker's finished transactions, reused once nothing else references them.
+    spent: Vec<Arc<TxnShared>>,
+    /// Buffers of dropped versions, reused for the versions this worker's commits push.
+    spare: Vec<Box<[u64]>>,
 }
+
+/// How many finished transaction records a worker keeps looking at for reuse.
+const SPENT: usize = 8;
 
 impl MvccWorker {
     pub(super) fn new(id: u32, recording: bool, slot: Arc<SnapshotSlot>) -> Self {
@@ -47,6 +54,8 @@ impl MvccWorker {
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
+            spent: Vec::with_capacity(SPENT),
+            spare: Vec::new(),
         }
     }
 }
@@ -114,10 +123,22 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         w.sireads = 0;
         let id = w.ids.next_id();
         let begin = p.clock.begin(&w.slot);
+        // A record of an earlier transaction that no version, lock or conflict list points to any more
+        // is this one's (no allocation); otherwise a new one.
+        let me = match w.spent.iter_mut().position(|t| Arc::get_mut(t).is_some()) {
+            Some(i) => {
+                let mut t = w.spent.swap_remove(i);
+                Arc::get_mut(&mut t)
+                    .expect("checked unique")
+                    .reset(id, begin);
+                t
+            }
+            None => Arc::new(TxnShared::new(id, begin)),
+        };
         MvccTx {
             p,
             w,
-            me: Arc::new(TxnShared::new(id, begin)),
+            me,
             horizon: p.clock.horizon(),
             done: false,
             query: false,
@@ -202,7 +223,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
         if !rec.chain.is_empty() || rec.creator.is_some() {
-            rec.prune(horizon, &self.w.slot.1);
+            rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
         }
         let words = t.schema().row_words();
         if self.w.buf.len() < words {
@@ -256,7 +277,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     /// [`wait::blocked`]. Follows the waits-for chain: a cycle back to this transaction, or a wait past
     /// [`WAIT_LIMIT`], ends in a `Deadlock` abort.
     fn wait_for(&self, holder: &Arc<TxnShared>) -> TxResult<()> {
-        let _blocked = wait::blocked();
+        let blocked = wait::blocked();
         *self.me.waiting_for.lock() = Some(holder.clone());
         let start = Instant::now();
         let mut spins = 0u32;
@@ -270,6 +291,8 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             if self.waits_for_me(holder) || start.elapsed() > WAIT_LIMIT {
                 break Err(Abort::new(AbortReason::Deadlock));
             }
+            // One more re-examination of the holder, still blocked (the spec runner's settle signal).
+            blocked.round();
             spins += 1;
             if spins < 16 {
                 std::thread::yield_now();
@@ -361,6 +384,15 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         (e.kind == Kind::Row).then_some(e.off)
     }
 
+    /// Keeps the finished transaction's record among the worker's candidates for reuse (it is reused
+    /// only once every other reference is gone; a full list drops its oldest candidate).
+    fn keep_for_reuse(&mut self) {
+        if self.w.spent.len() >= SPENT {
+            self.w.spent.remove(0);
+        }
+        self.w.spent.push(self.me.clone());
+    }
+
     /// Releases every EXCLUSIVE lock and SSI trace; the transaction ends aborted.
     fn abort_inner(&mut self) {
         self.done = true;
@@ -377,6 +409,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         }
         self.p.clock.end(&self.w.slot);
         self.w.rec.finish(self.me.id, false);
+        self.keep_for_reuse();
     }
 
     /// Commit step 2: installs every write under timestamp `cts`; `horizon` tells whether the replaced
@@ -388,12 +421,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             let mut rec = t.meta(e.rid).0.lock();
             if e.kind != Kind::Nothing {
                 let old = t.version(e.rid).load(Ordering::Acquire);
-                let spare = rec.prune(horizon, &self.w.slot.1);
+                rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
                 if rec.cts < cts && horizon < cts {
                     let words = t.schema().row_words();
-                    let mut data = match spare {
-                        Some(b) if b.len() == words => b,
-                        _ => vec![0; words].into_boxed_slice(),
+                    let spare = &mut self.w.spare;
+                    let mut data = match spare.iter().rposition(|b| b.len() == words) {
+                        Some(i) => spare.swap_remove(i),
+                        None => vec![0; words].into_boxed_slice(),
                     };
                     for (d, w) in data.iter_mut().zip(t.data(e.rid)) {
                         *d = w.load(Ordering::Relaxed);
@@ -420,7 +454,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 self.w.rec.write(e.table, e.key, old, deleted);
             }
             rec.lock = None;
-            rec.prune(horizon, &self.w.slot.1);
+            rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
         }
     }
 }
@@ -637,6 +671,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         }
         debug_assert_eq!(self.me.status(), COMMITTED);
         self.w.rec.finish(self.me.id, true);
+        self.keep_for_reuse();
         Ok(())
     }
 
