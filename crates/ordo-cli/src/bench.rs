@@ -161,7 +161,7 @@ fn run_all<W: ordo::harness::Workload>(
     }
     let sweep = point.map(|p| json!({"param": p.param, "value": p.value}));
     println!(
-        "{:<14} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
+        "{:<16} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
         "protocol", "thr", "txn/s", "abort/c", "p50 us", "p99 us", "vs nocc"
     );
     let mut rows = Vec::new();
@@ -206,7 +206,7 @@ fn run_all<W: ordo::harness::Workload>(
                 .map(|a| format!("{}={}", a.name(), r.aborts[a.index()]))
                 .collect();
             println!(
-                "{:<14} {:>3} {:>12.0} {:>9.4} {:>9.1} {:>9.1} {:>8}  {}",
+                "{:<16} {:>3} {:>12.0} {:>9.4} {:>9.1} {:>9.1} {:>8}  {}",
                 info.name,
                 t,
                 r.committed_per_sec(),

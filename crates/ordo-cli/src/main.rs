@@ -53,7 +53,18 @@ enum Command {
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
+/// Restores the default SIGPIPE action, so that `ordo bench | head` ends quietly when the reader
+/// goes away, as Unix tools do, instead of panicking on the failed write (Rust ignores SIGPIPE).
+fn quiet_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e)
