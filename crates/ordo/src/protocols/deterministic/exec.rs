@@ -362,6 +362,79 @@ impl<M: Default + Send + Sync> Drop for ExecTx<'_, M> {
     }
 }
 
+/// An interactive transaction that holds an exclusive right `H` over the database (a barrier in the
+/// global order, every partition's lock or latch) while its [`ExecTx`] runs with [`Cover::All`].
+/// The right is released when the handle drops, after the transaction has committed or rolled back.
+pub struct HoldingTx<'w, M: Default + Send + Sync, H> {
+    tx: Option<ExecTx<'w, M>>,
+    // Dropped after `tx` (see `Drop`), so nothing else runs before the rollback is done.
+    _held: H,
+}
+
+impl<'w, M: Default + Send + Sync, H> HoldingTx<'w, M, H> {
+    /// `held` must already be acquired; `tx` runs under it.
+    pub fn new(tx: ExecTx<'w, M>, held: H) -> Self {
+        HoldingTx {
+            tx: Some(tx),
+            _held: held,
+        }
+    }
+    fn tx(&mut self) -> &mut ExecTx<'w, M> {
+        // `tx` is only taken by commit, which consumes the handle.
+        self.tx.as_mut().expect("a live transaction")
+    }
+}
+
+impl<M: Default + Send + Sync, H> Tx for HoldingTx<'_, M, H> {
+    fn id(&self) -> TxnId {
+        self.tx.as_ref().map_or(0, |t| t.id())
+    }
+    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.tx().get(table, key, cols)
+    }
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.tx().update(table, key, cols, f)
+    }
+    fn insert(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.tx().insert(table, key, f)
+    }
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.tx().delete(table, key)
+    }
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.tx().scan(table, lo, hi, cols, f)
+    }
+    fn commit(mut self) -> TxResult<()> {
+        self.tx.take().expect("a live transaction").commit()
+    }
+    fn abort(self) {}
+}
+
+impl<M: Default + Send + Sync, H> Drop for HoldingTx<'_, M, H> {
+    fn drop(&mut self) {
+        // Roll back (if still live) while the right is held; `_held` is released afterwards.
+        drop(self.tx.take());
+    }
+}
+
 /// The reconnaissance pass: reads at no isolation, writes discarded, nothing recorded.
 pub struct ReconTx<'a, M: Default + Send + Sync> {
     db: &'a Database<M>,

@@ -49,14 +49,13 @@ mod tests;
 pub use calvin::Calvin;
 pub use calvin_vll::CalvinVll;
 
-use crate::check::TxnId;
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
-use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
+use crate::storage::Database;
 use crate::txn::{
     run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
 };
 use engine::{Engine, Ready, Request};
-use exec::{Cover, ExecState, ExecTx};
+use exec::{Cover, ExecState, ExecTx, HoldingTx};
 use plan::{locks_of, LockRequest, Planner};
 use scheduler::Scheduler;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -153,7 +152,7 @@ impl<S: Flavor> Deterministic<S> {
 impl<S: Flavor> Protocol for Deterministic<S> {
     type Meta = ();
     type Worker = DetWorker;
-    type Tx<'w> = DetTx<'w, S>;
+    type Tx<'w> = HoldingTx<'w, (), Barrier<'w, S>>;
 
     const INFO: ProtocolInfo = S::INFO;
 
@@ -182,7 +181,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
     }
 
     /// An interactive transaction: a barrier holding the whole database.
-    fn begin<'w>(&'w self, w: &'w mut DetWorker) -> DetTx<'w, S> {
+    fn begin<'w>(&'w self, w: &'w mut DetWorker) -> Self::Tx<'w> {
         self.engine.submit(Request {
             locks: Vec::new(),
             barrier: true,
@@ -191,11 +190,11 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         });
         let ready = Self::next_ready(w);
         debug_assert_eq!(ready.tag, u64::MAX);
-        DetTx {
-            p: self,
-            tx: Some(ExecTx::new(&self.db, &mut w.exec, Cover::All)),
+        let barrier = Barrier {
+            engine: &self.engine,
             seq: ready.seq,
-        }
+        };
+        HoldingTx::new(ExecTx::new(&self.db, &mut w.exec, Cover::All), barrier)
     }
 
     /// One program through the pipeline: plan, order, wait for the grant, execute, release; a
@@ -285,68 +284,15 @@ impl<S: Flavor> Protocol for Deterministic<S> {
     }
 }
 
-/// An interactive transaction of a [`Deterministic`] protocol: it holds the whole database.
-pub struct DetTx<'w, S: Flavor> {
-    p: &'w Deterministic<S>,
-    tx: Option<ExecTx<'w, ()>>,
+/// A barrier's place in the global order: while held, the interactive transaction holds the whole
+/// database; dropping it releases the barrier so later transactions run.
+pub struct Barrier<'w, S: Flavor> {
+    engine: &'w Engine<S>,
     seq: u64,
 }
 
-impl<'w, S: Flavor> DetTx<'w, S> {
-    fn tx(&mut self) -> &mut ExecTx<'w, ()> {
-        // `tx` is only taken by commit/abort, which consume the handle.
-        self.tx.as_mut().expect("a live transaction")
-    }
-}
-
-impl<S: Flavor> Tx for DetTx<'_, S> {
-    fn id(&self) -> TxnId {
-        self.tx.as_ref().map_or(0, |t| t.id())
-    }
-    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.tx().get(table, key, cols)
-    }
-    fn update<R>(
-        &mut self,
-        table: TableId,
-        key: u64,
-        cols: ColumnSet,
-        f: impl FnOnce(&mut RowMut<'_>) -> R,
-    ) -> TxResult<Option<R>> {
-        self.tx().update(table, key, cols, f)
-    }
-    fn insert(
-        &mut self,
-        table: TableId,
-        key: u64,
-        f: impl FnOnce(&mut RowMut<'_>),
-    ) -> TxResult<()> {
-        self.tx().insert(table, key, f)
-    }
-    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.tx().delete(table, key)
-    }
-    fn scan(
-        &mut self,
-        table: TableId,
-        lo: u64,
-        hi: u64,
-        cols: ColumnSet,
-        f: impl FnMut(u64, RowRef<'_>) -> bool,
-    ) -> TxResult<()> {
-        self.tx().scan(table, lo, hi, cols, f)
-    }
-    fn commit(mut self) -> TxResult<()> {
-        let tx = self.tx.take().expect("a live transaction");
-        tx.commit()
-        // Drop releases the barrier.
-    }
-    fn abort(self) {}
-}
-
-impl<S: Flavor> Drop for DetTx<'_, S> {
+impl<S: Flavor> Drop for Barrier<'_, S> {
     fn drop(&mut self) {
-        drop(self.tx.take());
-        self.p.engine.release(self.seq);
+        self.engine.release(self.seq);
     }
 }

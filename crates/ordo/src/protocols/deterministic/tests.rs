@@ -7,6 +7,7 @@ use crate::check::AnomalyKind;
 use crate::harness::{verify, VerifyConfig, Workload};
 use crate::protocols::conformance;
 use crate::protocols::nocc::NoCC;
+use crate::storage::ColumnSet;
 use crate::txn::{AbortReason, Tx};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

@@ -31,11 +31,10 @@
 //! Interactive transactions ([`Protocol::begin`]) hold every partition.
 
 use super::parts::PartSet;
-use crate::check::TxnId;
-use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx};
+use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
 use crate::protocols::deterministic::plan::Planner;
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
-use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
+use crate::storage::Database;
 use crate::txn::{run_pieces, wait, Access, Program, Recorder, Tx, TxResult};
 use crossbeam_utils::CachePadded;
 use parking_lot::lock_api::RawMutex as _;
@@ -83,7 +82,7 @@ impl HStore {
 impl Protocol for HStore {
     type Meta = ();
     type Worker = HStoreWorker;
-    type Tx<'w> = HStoreTx<'w>;
+    type Tx<'w> = HoldingTx<'w, (), AllPartitions<'w>>;
 
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "hstore",
@@ -116,13 +115,13 @@ impl Protocol for HStore {
     }
 
     /// An interactive transaction holds every partition.
-    fn begin<'w>(&'w self, w: &'w mut HStoreWorker) -> HStoreTx<'w> {
+    fn begin<'w>(&'w self, w: &'w mut HStoreWorker) -> Self::Tx<'w> {
         w.parts.all(self.partitions());
         self.lock(&w.parts.list);
-        HStoreTx {
-            p: self,
-            tx: Some(ExecTx::new(&self.db, &mut w.exec, Cover::All)),
-        }
+        HoldingTx::new(
+            ExecTx::new(&self.db, &mut w.exec, Cover::All),
+            AllPartitions { p: self },
+        )
     }
 
     /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
@@ -147,64 +146,13 @@ impl Protocol for HStore {
     }
 }
 
-/// An interactive [`HStore`] transaction, holding every partition.
-pub struct HStoreTx<'w> {
+/// Every partition lock, held by an interactive [`HStore`] transaction; dropping it unlocks them.
+pub struct AllPartitions<'w> {
     p: &'w HStore,
-    tx: Option<ExecTx<'w, ()>>,
 }
 
-impl<'w> HStoreTx<'w> {
-    fn tx(&mut self) -> &mut ExecTx<'w, ()> {
-        self.tx.as_mut().expect("a live transaction")
-    }
-}
-
-impl Tx for HStoreTx<'_> {
-    fn id(&self) -> TxnId {
-        self.tx.as_ref().map_or(0, |t| t.id())
-    }
-    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.tx().get(table, key, cols)
-    }
-    fn update<R>(
-        &mut self,
-        table: TableId,
-        key: u64,
-        cols: ColumnSet,
-        f: impl FnOnce(&mut RowMut<'_>) -> R,
-    ) -> TxResult<Option<R>> {
-        self.tx().update(table, key, cols, f)
-    }
-    fn insert(
-        &mut self,
-        table: TableId,
-        key: u64,
-        f: impl FnOnce(&mut RowMut<'_>),
-    ) -> TxResult<()> {
-        self.tx().insert(table, key, f)
-    }
-    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.tx().delete(table, key)
-    }
-    fn scan(
-        &mut self,
-        table: TableId,
-        lo: u64,
-        hi: u64,
-        cols: ColumnSet,
-        f: impl FnMut(u64, RowRef<'_>) -> bool,
-    ) -> TxResult<()> {
-        self.tx().scan(table, lo, hi, cols, f)
-    }
-    fn commit(mut self) -> TxResult<()> {
-        self.tx.take().expect("a live transaction").commit()
-    }
-    fn abort(self) {}
-}
-
-impl Drop for HStoreTx<'_> {
+impl Drop for AllPartitions<'_> {
     fn drop(&mut self) {
-        drop(self.tx.take());
         let all: Vec<u32> = (0..self.p.partitions() as u32).collect();
         self.p.unlock(&all);
     }

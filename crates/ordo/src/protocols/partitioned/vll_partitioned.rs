@@ -41,14 +41,13 @@
 
 use super::partition_of;
 use super::parts::PartSet;
-use crate::check::TxnId;
-use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx};
+use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
 use crate::protocols::deterministic::plan::{locks_of, LockRequest, Mode, Planner};
 use crate::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
 use crate::protocols::vll::sca::{lock_id, Sca};
 use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
-use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
+use crate::storage::Database;
 use crate::txn::{
     run_pieces, wait, Abort, AbortReason, Access, Program, Recorder, RequestSource, Ticket, Tx,
     TxResult,
@@ -319,7 +318,7 @@ impl VllPartitioned {
 impl Protocol for VllPartitioned {
     type Meta = VllCounters;
     type Worker = VllPartWorker;
-    type Tx<'w> = VllPartTx<'w>;
+    type Tx<'w> = HoldingTx<'w, VllCounters, AllLatches<'w>>;
 
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "vll-partitioned",
@@ -360,7 +359,7 @@ impl Protocol for VllPartitioned {
     }
 
     /// Waits until no transaction is queued anywhere, then holds every partition.
-    fn begin<'w>(&'w self, w: &'w mut VllPartWorker) -> VllPartTx<'w> {
+    fn begin<'w>(&'w self, w: &'w mut VllPartWorker) -> Self::Tx<'w> {
         let guards = loop {
             let guards: Vec<_> = (0..self.parts.len() as u32)
                 .map(|p| self.latch(p))
@@ -372,10 +371,10 @@ impl Protocol for VllPartitioned {
             let _waiting = wait::blocked();
             std::thread::yield_now();
         };
-        VllPartTx {
-            tx: Some(ExecTx::new(&self.db, &mut w.exec, Cover::All)),
-            _guards: guards,
-        }
+        HoldingTx::new(
+            ExecTx::new(&self.db, &mut w.exec, Cover::All),
+            AllLatches { _guards: guards },
+        )
     }
 
     fn execute<P: Program>(&self, w: &mut VllPartWorker, program: &mut P) -> TxResult<()> {
@@ -473,64 +472,8 @@ impl Protocol for VllPartitioned {
     }
 }
 
-/// An interactive [`VllPartitioned`] transaction, holding every partition.
-pub struct VllPartTx<'w> {
-    tx: Option<ExecTx<'w, VllCounters>>,
+/// Every partition's latch, taken with every queue empty: what an interactive [`VllPartitioned`]
+/// transaction holds (released when it drops).
+pub struct AllLatches<'w> {
     _guards: Vec<MutexGuard<'w, Partition>>,
-}
-
-impl<'w> VllPartTx<'w> {
-    fn tx(&mut self) -> &mut ExecTx<'w, VllCounters> {
-        self.tx.as_mut().expect("a live transaction")
-    }
-}
-
-impl Tx for VllPartTx<'_> {
-    fn id(&self) -> TxnId {
-        self.tx.as_ref().map_or(0, |t| t.id())
-    }
-    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.tx().get(table, key, cols)
-    }
-    fn update<R>(
-        &mut self,
-        table: TableId,
-        key: u64,
-        cols: ColumnSet,
-        f: impl FnOnce(&mut RowMut<'_>) -> R,
-    ) -> TxResult<Option<R>> {
-        self.tx().update(table, key, cols, f)
-    }
-    fn insert(
-        &mut self,
-        table: TableId,
-        key: u64,
-        f: impl FnOnce(&mut RowMut<'_>),
-    ) -> TxResult<()> {
-        self.tx().insert(table, key, f)
-    }
-    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.tx().delete(table, key)
-    }
-    fn scan(
-        &mut self,
-        table: TableId,
-        lo: u64,
-        hi: u64,
-        cols: ColumnSet,
-        f: impl FnMut(u64, RowRef<'_>) -> bool,
-    ) -> TxResult<()> {
-        self.tx().scan(table, lo, hi, cols, f)
-    }
-    fn commit(mut self) -> TxResult<()> {
-        self.tx.take().expect("a live transaction").commit()
-    }
-    fn abort(self) {}
-}
-
-impl Drop for VllPartTx<'_> {
-    fn drop(&mut self) {
-        // The transaction rolls back (if live) before the partition latches are released.
-        drop(self.tx.take());
-    }
 }
