@@ -47,7 +47,9 @@ pub struct VllMicroConfig {
     /// Long transactions (extra CPU work per record).
     pub long: bool,
     pub partitions: u32,
-    /// Percent of transactions that touch two partitions.
+    /// Percent of transactions that touch two partitions (`multi_partition` in the JSON
+    /// parameters, the name of the `--multi-partition` option that sweeps it).
+    #[serde(rename = "multi_partition")]
     pub multi_partition_pct: f64,
 }
 

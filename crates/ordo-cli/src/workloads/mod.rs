@@ -193,7 +193,7 @@ impl WorkloadArgs {
                 .collect(),
             "vll-micro" => self
                 .vll_micro
-                .sweep()
+                .sweep()?
                 .into_iter()
                 .map(|(label, vll_micro)| {
                     let mut one = self.clone();

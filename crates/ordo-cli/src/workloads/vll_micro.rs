@@ -15,9 +15,10 @@ pub struct VllMicroArgs {
     /// vll-micro: long transactions (fixed extra CPU work per record, ~3× a short one).
     #[arg(long)]
     pub long: bool,
-    /// vll-micro: percent of transactions that touch two partitions.
+    /// vll-micro: percent of transactions that touch two partitions; a comma-separated list
+    /// (0,20,40,60,80,100) describes a sweep (the paper's Fig. 9).
     #[arg(long = "multi-partition", allow_negative_numbers = true)]
-    pub multi_partition: Option<f64>,
+    pub multi_partition: Option<String>,
     /// vll-micro: number of partitions (keys k with k % partitions = p belong to partition p).
     #[arg(long)]
     pub partitions: Option<u32>,
@@ -38,19 +39,60 @@ fn defaults(purpose: Purpose) -> VllMicroConfig {
     }
 }
 
-/// Parses `--ci`: one or more numbers in (0, 1], comma-separated.
-fn parse_ci(s: &str) -> Result<Vec<f64>, UsageError> {
-    s.split(',')
+/// Parses a comma-separated list of numbers, each accepted by `ok`; `what` describes the range.
+fn parse_list(
+    flag: &str,
+    s: &str,
+    ok: fn(f64) -> bool,
+    what: &str,
+) -> Result<Vec<f64>, UsageError> {
+    let values = s
+        .split(',')
         .map(|v| {
             let v = v.trim();
             match v.parse::<f64>() {
-                Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
-                _ => Err(UsageError(format!(
-                    "--ci takes numbers in (0, 1] (1 / hot records), got `{v}`"
-                ))),
+                Ok(x) if ok(x) => Ok(x),
+                _ => Err(UsageError(format!("--{flag} takes {what}, got `{v}`"))),
             }
         })
-        .collect()
+        .collect::<Result<Vec<f64>, _>>()?;
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            return Err(UsageError(format!("--{flag} lists {v} twice")));
+        }
+    }
+    Ok(values)
+}
+
+/// `--ci`: numbers in (0, 1].
+fn parse_ci(s: &str) -> Result<Vec<f64>, UsageError> {
+    parse_list(
+        "ci",
+        s,
+        |x| x > 0.0 && x <= 1.0,
+        "numbers in (0, 1] (1 / hot records)",
+    )
+}
+
+/// `--multi-partition`: percentages in [0, 100].
+fn parse_multi_partition(s: &str) -> Result<Vec<f64>, UsageError> {
+    parse_list(
+        "multi-partition",
+        s,
+        |x| (0.0..=100.0).contains(&x),
+        "percentages in [0, 100]",
+    )
+}
+
+/// The one value of a list option, or an error naming the sweep it describes.
+fn one(flag: &str, values: Vec<f64>) -> Result<f64, UsageError> {
+    match values[..] {
+        [one] => Ok(one),
+        ref many => Err(UsageError(format!(
+            "--{flag} lists {} values: a run takes one (the list describes a sweep)",
+            many.len()
+        ))),
+    }
 }
 
 impl VllMicroArgs {
@@ -67,45 +109,51 @@ impl VllMicroArgs {
         .find_map(|(set, name)| set.then_some(name))
     }
 
-    /// One run per contention index of `--ci`, labelled `ci=<value>` (a single value gives one).
-    pub fn sweep(&self) -> Vec<(String, VllMicroArgs)> {
-        let Some(list) = &self.ci else {
-            return vec![(String::new(), self.clone())];
+    /// One run per value of the option given as a list: `--ci` (Fig. 8, labelled `ci=<value>`)
+    /// or `--multi-partition` (Fig. 9, `multi-partition=<value>`); one run without a list.
+    pub fn sweep(&self) -> Result<Vec<(String, VllMicroArgs)>, UsageError> {
+        let ci = match &self.ci {
+            Some(s) => parse_ci(s)?,
+            None => Vec::new(),
         };
-        list.split(',')
-            .map(|v| {
-                let v = v.trim().to_string();
-                (
-                    format!("ci={v}"),
-                    VllMicroArgs {
-                        ci: Some(v),
-                        ..self.clone()
-                    },
-                )
-            })
-            .collect()
+        let mp = match &self.multi_partition {
+            Some(s) => parse_multi_partition(s)?,
+            None => Vec::new(),
+        };
+        let point = |flag: &str, v: &f64| {
+            let mut one = self.clone();
+            match flag {
+                "ci" => one.ci = Some(v.to_string()),
+                _ => one.multi_partition = Some(v.to_string()),
+            }
+            (format!("{flag}={v}"), one)
+        };
+        match (ci.len() > 1, mp.len() > 1) {
+            (true, true) => Err(UsageError(
+                "--ci and --multi-partition are both lists: sweep one option at a time".into(),
+            )),
+            (true, false) => Ok(ci.iter().map(|v| point("ci", v)).collect()),
+            (false, true) => Ok(mp.iter().map(|v| point("multi-partition", v)).collect()),
+            (false, false) => Ok(vec![(String::new(), self.clone())]),
+        }
     }
 
     pub fn build(&self, purpose: Purpose) -> Result<VllMicro, UsageError> {
         let d = defaults(purpose);
         let ci = match &self.ci {
             None => d.ci,
-            Some(s) => match parse_ci(s)?[..] {
-                [one] => one,
-                ref many => {
-                    return Err(UsageError(format!(
-                        "--ci lists {} values: a run takes one (the list describes a sweep)",
-                        many.len()
-                    )))
-                }
-            },
+            Some(s) => one("ci", parse_ci(s)?)?,
+        };
+        let multi_partition_pct = match &self.multi_partition {
+            None => d.multi_partition_pct,
+            Some(s) => one("multi-partition", parse_multi_partition(s)?)?,
         };
         let cfg = VllMicroConfig {
             records: self.records.unwrap_or(d.records),
             ci,
             long: self.long || d.long,
             partitions: self.partitions.unwrap_or(d.partitions),
-            multi_partition_pct: self.multi_partition.unwrap_or(d.multi_partition_pct),
+            multi_partition_pct,
         };
         VllMicro::new(cfg).map_err(UsageError)
     }
@@ -121,7 +169,7 @@ mod tests {
             ci: Some("0.0001, 0.01,1".into()),
             ..Default::default()
         };
-        let s = a.sweep();
+        let s = a.sweep().unwrap();
         let labels: Vec<&str> = s.iter().map(|(l, _)| l.as_str()).collect();
         assert_eq!(labels, ["ci=0.0001", "ci=0.01", "ci=1"]);
         assert!(s.iter().all(|(_, a)| a.build(Purpose::Bench).is_ok()));
@@ -133,5 +181,59 @@ mod tests {
             };
             assert!(a.build(Purpose::Bench).is_err(), "{bad}");
         }
+        let twice = VllMicroArgs {
+            ci: Some("0.1,0.1".into()),
+            ..Default::default()
+        };
+        assert!(twice.sweep().is_err());
+    }
+
+    #[test]
+    fn multi_partition_lists_make_fig9_sweeps() {
+        let a = VllMicroArgs {
+            multi_partition: Some("0,50,100".into()),
+            partitions: Some(2),
+            ..Default::default()
+        };
+        let s = a.sweep().unwrap();
+        let labels: Vec<&str> = s.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "multi-partition=0",
+                "multi-partition=50",
+                "multi-partition=100"
+            ]
+        );
+        let cfgs: Vec<f64> = s
+            .iter()
+            .map(|(_, a)| {
+                a.build(Purpose::Bench)
+                    .unwrap()
+                    .config()
+                    .multi_partition_pct
+            })
+            .collect();
+        assert_eq!(cfgs, [0.0, 50.0, 100.0]);
+        assert!(a.build(Purpose::Bench).is_err(), "a list is not one run");
+        for bad in ["-1", "101", "x", "5,5"] {
+            let a = VllMicroArgs {
+                multi_partition: Some(bad.into()),
+                partitions: Some(2),
+                ..Default::default()
+            };
+            assert!(
+                a.sweep().is_err() || a.build(Purpose::Bench).is_err(),
+                "{bad}"
+            );
+        }
+        let both = VllMicroArgs {
+            ci: Some("0.1,1".into()),
+            multi_partition: Some("0,50".into()),
+            partitions: Some(2),
+            ..Default::default()
+        };
+        let e = both.sweep().unwrap_err().0;
+        assert!(e.contains("one option at a time"), "{e}");
     }
 }
