@@ -8,11 +8,12 @@
 use ordo_sql::spec::{self, run::render_text, RunOptions};
 use std::path::{Path, PathBuf};
 
-const PROTOCOLS: [&str; 8] = [
+const PROTOCOLS: [&str; 9] = [
     "nocc",
     "2pl-nowait",
     "2pl-waitdie",
     "2pl-detect",
+    "2pl-table",
     "silo",
     "rc",
     "si",

@@ -34,7 +34,14 @@ fn ok(s: &Session, sql: &str) {
     assert_eq!(err(&r), "none", "{sql}: {:?}", r.results);
 }
 
-const PROTOCOLS: [&str; 5] = ["nocc", "2pl-nowait", "2pl-waitdie", "2pl-detect", "silo"];
+const PROTOCOLS: [&str; 6] = [
+    "nocc",
+    "2pl-nowait",
+    "2pl-waitdie",
+    "2pl-detect",
+    "2pl-table",
+    "silo",
+];
 
 #[test]
 fn queries_see_what_dml_wrote_under_every_protocol() {

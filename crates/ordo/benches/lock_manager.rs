@@ -8,6 +8,13 @@
 //! * `colocated-vll-counters` — VLL's counters beside the records (`vll::counters::Colocated`),
 //!   request + release only, no TxnQueue; paper: 1.83 µs multi-threaded VLL (with its latch),
 //!   0.69 µs single-threaded VLL.
+//! * `2pl-lock-table` — the thread-safe traditional 2PL lock manager of `2pl-table`
+//!   (`twopl::lock_table::LockTable`: hash to a bucket, take its latch, find or make the lock head,
+//!   queue a request; release walks the transaction's lock list and unlocks each, granting waiters);
+//!   the transaction's lock list is the one 2PL keeps (`twopl::lockset::LockSet`). Paper: 21.07 µs.
+//!   Twice: with the protocol's default 4096 buckets (cache-resident) and with 65,536 (not).
+//! * `2pl-lock-word` — Ordo's `2pl-nowait` lock: one word beside each record, one CAS to take it,
+//!   plus the same lock list.
 //!
 //! Run: `cargo bench -p ordo --bench lock_manager`.
 
@@ -16,6 +23,10 @@ use ordo::protocols::deterministic::calvin_vll::ArrayedVll;
 use ordo::protocols::deterministic::lock_manager::HashLockManager;
 use ordo::protocols::deterministic::plan::{LockRequest, Mode};
 use ordo::protocols::deterministic::scheduler::Scheduler;
+use ordo::protocols::twopl::lock::CountLock;
+use ordo::protocols::twopl::lock_table::{LockTable, Outcome, DEFAULT_BUCKETS};
+use ordo::protocols::twopl::lockset::{Held, LockSet};
+use ordo::protocols::twopl::Mode as LockMode;
 use ordo::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
 use ordo::storage::{Column, ColumnType, Database, Schema, TableSpec};
 
@@ -105,9 +116,39 @@ fn scheduler_in_flight<S: Scheduler>(c: &mut Criterion, name: &str) {
     );
 }
 
-fn colocated(c: &mut Criterion) {
+/// The traditional thread-safe lock table, used by one thread: each transaction requests its 10 X
+/// locks (recording them in its lock list) and releases them by walking the list.
+fn lock_table(c: &mut Criterion, buckets: usize) {
     let txns = transactions();
-    let mut db: Database<VllCounters> = Database::new();
+    let table = LockTable::new(buckets);
+    let mut list = LockSet::default();
+    let mut i = 0;
+    let name = format!("2pl-lock-table/{buckets} buckets: request+release 10 locks");
+    c.bench_function(&name, |b| {
+        b.iter(|| {
+            for l in &txns[i % TXNS] {
+                let got = table.lock(0, l.table, l.rid, LockMode::Exclusive, false);
+                assert_eq!(got, Outcome::Granted);
+                list.push(Held {
+                    table: l.table,
+                    rid: l.rid,
+                    mode: LockMode::Exclusive,
+                });
+            }
+            for h in list.iter() {
+                table.unlock(0, h.table, h.rid);
+            }
+            list.clear();
+            i += 1;
+        })
+    });
+}
+
+/// A database of `KEYS` one-column rows with protocol state `M`, and the transactions with each
+/// key's row slot resolved.
+fn loaded<M: Default + Send + Sync + 'static>() -> (Database<M>, Vec<Vec<LockRequest>>) {
+    let txns = transactions();
+    let mut db: Database<M> = Database::new();
     let schema = Schema::new(vec![Column::new("v", ColumnType::Int)]).unwrap();
     let t = db
         .create_table(TableSpec::new("t", schema).capacity(KEYS as usize))
@@ -116,8 +157,7 @@ fn colocated(c: &mut Criterion) {
     for k in 0..KEYS {
         db.table(t).load(k, &mut scratch, |_| Ok(())).unwrap();
     }
-    // Keys were loaded in order: resolve each key's row slot.
-    let txns: Vec<Vec<LockRequest>> = txns
+    let txns = txns
         .into_iter()
         .map(|v| {
             v.into_iter()
@@ -128,6 +168,38 @@ fn colocated(c: &mut Criterion) {
                 .collect()
         })
         .collect();
+    (db, txns)
+}
+
+/// Ordo's lock-word 2PL: one CAS on the word beside each record, the same lock list.
+fn lock_word(c: &mut Criterion) {
+    let (db, txns) = loaded::<CountLock>();
+    let mut list = LockSet::default();
+    let mut i = 0;
+    c.bench_function("2pl-lock-word/request+release 10 locks", |b| {
+        b.iter(|| {
+            for l in &txns[i % TXNS] {
+                assert!(db
+                    .table(l.table)
+                    .meta(l.rid)
+                    .try_acquire(LockMode::Exclusive));
+                list.push(Held {
+                    table: l.table,
+                    rid: l.rid,
+                    mode: LockMode::Exclusive,
+                });
+            }
+            for h in list.iter() {
+                db.table(h.table).meta(h.rid).release(h.mode);
+            }
+            list.clear();
+            i += 1;
+        })
+    });
+}
+
+fn colocated(c: &mut Criterion) {
+    let (db, txns) = loaded::<VllCounters>();
     let mut store = Colocated;
     let mut i = 0;
     c.bench_function("colocated-vll-counters/request+release 10 locks", |b| {
@@ -152,6 +224,9 @@ fn benches(c: &mut Criterion) {
     scheduler_in_flight::<HashLockManager>(c, "hash-table");
     scheduler_in_flight::<ArrayedVll>(c, "arrayed-vll");
     colocated(c);
+    lock_table(c, DEFAULT_BUCKETS);
+    lock_table(c, 1 << 16);
+    lock_word(c);
 }
 
 criterion_group!(lock_manager, benches);

@@ -156,6 +156,7 @@ registry!(
     twopl::TwoPl<twopl::NoWait>,
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
+    twopl::TwoPl<twopl::TableNoWait>,
     silo::Silo,
     mvcc::Mvcc<mvcc::Rc>,
     mvcc::Mvcc<mvcc::Si>,

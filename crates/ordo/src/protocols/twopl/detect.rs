@@ -24,7 +24,7 @@
 
 use super::lock::{Mode, OwnerLock, MAX_OWNER_WORKERS};
 use super::wait::{acquire_waiting, Local, Registry};
-use super::Policy;
+use super::{Policy, Record};
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 use std::sync::atomic::Ordering;
@@ -138,6 +138,7 @@ impl Policy for Detect {
         reg: &Registry,
         l: &mut Local,
         lock: &OwnerLock,
+        _: Record,
         mode: Mode,
     ) -> Result<(), AbortReason> {
         match lock.try_acquire(l.bit, mode) {
@@ -147,12 +148,17 @@ impl Policy for Detect {
     }
 
     #[inline]
-    fn upgrade(reg: &Registry, l: &mut Local, lock: &OwnerLock) -> Result<(), AbortReason> {
-        Self::acquire(reg, l, lock, Mode::Exclusive)
+    fn upgrade(
+        reg: &Registry,
+        l: &mut Local,
+        lock: &OwnerLock,
+        at: Record,
+    ) -> Result<(), AbortReason> {
+        Self::acquire(reg, l, lock, at, Mode::Exclusive)
     }
 
     #[inline]
-    fn release(l: &Local, lock: &OwnerLock, mode: Mode) {
+    fn release(_: &Registry, l: &Local, lock: &OwnerLock, _: Record, mode: Mode) {
         lock.release(l.bit, mode);
     }
 }

@@ -4,7 +4,7 @@
 //! most workloads, and this is the lean path: one CAS per lock, no per-transaction shared state.
 
 use super::lock::{CountLock, Mode};
-use super::Policy;
+use super::{Policy, Record};
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 
@@ -27,7 +27,13 @@ impl Policy for NoWait {
     fn local(_shared: &(), _worker: u32) {}
 
     #[inline]
-    fn acquire(_: &(), _: &mut (), lock: &CountLock, mode: Mode) -> Result<(), AbortReason> {
+    fn acquire(
+        _: &(),
+        _: &mut (),
+        lock: &CountLock,
+        _: Record,
+        mode: Mode,
+    ) -> Result<(), AbortReason> {
         if lock.try_acquire(mode) {
             Ok(())
         } else {
@@ -36,7 +42,7 @@ impl Policy for NoWait {
     }
 
     #[inline]
-    fn upgrade(_: &(), _: &mut (), lock: &CountLock) -> Result<(), AbortReason> {
+    fn upgrade(_: &(), _: &mut (), lock: &CountLock, _: Record) -> Result<(), AbortReason> {
         if lock.try_upgrade() {
             Ok(())
         } else {
@@ -45,7 +51,7 @@ impl Policy for NoWait {
     }
 
     #[inline]
-    fn release(_: &(), lock: &CountLock, mode: Mode) {
+    fn release(_: &(), _: &(), lock: &CountLock, _: Record, mode: Mode) {
         lock.release(mode);
     }
 }

@@ -15,6 +15,7 @@ macro_rules! for_each_policy {
         mod nowait_tests { use super::*; $(#[test] fn $name() { super::$body::<NoWait>(); })* }
         mod waitdie_tests { use super::*; $(#[test] fn $name() { super::$body::<WaitDie>(); })* }
         mod detect_tests { use super::*; $(#[test] fn $name() { super::$body::<Detect>(); })* }
+        mod table_nowait_tests { use super::*; $(#[test] fn $name() { super::$body::<TableNoWait>(); })* }
     };
 }
 
@@ -72,7 +73,17 @@ fn count_range<T: Tx>(tx: &mut T, lo: u64, hi: u64) -> TxResult<usize> {
 
 #[test]
 fn nowait_lock_compatibility_and_release() {
-    let p: P<NoWait> = open_small();
+    no_wait_lock_compatibility_and_release::<NoWait>();
+}
+
+#[test]
+fn table_nowait_lock_compatibility_and_release() {
+    no_wait_lock_compatibility_and_release::<TableNoWait>();
+}
+
+/// The same outcomes whether the lock is a word beside the record or a head in the lock table.
+fn no_wait_lock_compatibility_and_release<V: Policy>() {
+    let p: P<V> = open_small();
     let (mut w1, mut w2, mut w3) = (p.worker(0, false), p.worker(1, false), p.worker(2, false));
 
     // S + S.
@@ -142,7 +153,12 @@ fn nowait_lock_compatibility_and_release() {
 
 #[test]
 fn upgrade_with_another_reader_conflicts() {
-    let p: P<NoWait> = open_small();
+    upgrade_with_another_reader_conflicts_under::<NoWait>();
+    upgrade_with_another_reader_conflicts_under::<TableNoWait>();
+}
+
+fn upgrade_with_another_reader_conflicts_under<V: Policy>() {
+    let p: P<V> = open_small();
     let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
     let mut t1 = p.begin(&mut w1);
     let mut t2 = p.begin(&mut w2);
@@ -177,6 +193,37 @@ fn repeated_access_takes_one_lock() {
     assert_eq!(w.locks_held(), 0);
     let lock = p.db().table(KV).meta(p.db().table(KV).lookup(40).unwrap());
     assert_eq!(lock.word(), 0, "released");
+}
+
+#[test]
+fn table_nowait_takes_one_request_per_record_and_releases_them_all() {
+    let p: P<TableNoWait> = open_small();
+    let mut w = p.worker(0, false);
+    let mut t = p.begin(&mut w);
+    for _ in 0..3 {
+        t.get(KV, 40, ColumnSet::ALL).unwrap();
+        t.update(KV, 40, ColumnSet::one(B), |r| r.set_int(B, r.int(B) + 1))
+            .unwrap();
+    }
+    t.get(KV, 41, ColumnSet::ALL).unwrap();
+    // A missing key's absent slot is locked too (phantom protection).
+    assert!(t.get(KV, 999_999, ColumnSet::ALL).unwrap().is_none());
+    assert_eq!(
+        p.shared.requests(),
+        3,
+        "one request per record, upgraded in place"
+    );
+    t.commit().unwrap();
+    assert_eq!((p.shared.heads_in_use(), p.shared.requests()), (0, 0));
+    let mut t = p.begin(&mut w);
+    t.update(KV, 40, ColumnSet::one(B), |r| r.set_int(B, 0))
+        .unwrap();
+    drop(t);
+    assert_eq!(
+        (p.shared.heads_in_use(), p.shared.requests()),
+        (0, 0),
+        "released on abort"
+    );
 }
 
 #[test]

@@ -125,7 +125,13 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
         }
         // Strict 2PL: every lock is released only now, after the last write was installed or undone.
         for h in w.locks.iter() {
-            V::release(&w.local, db.table(h.table).meta(h.rid), h.mode);
+            V::release(
+                &self.p.shared,
+                &w.local,
+                db.table(h.table).meta(h.rid),
+                (h.table, h.rid),
+                h.mode,
+            );
         }
         w.locks.clear();
         w.undo.clear();
@@ -143,13 +149,13 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
         match self.w.locks.find(table, rid) {
             Some(pos) => {
                 if self.w.locks.get(pos).mode < mode {
-                    V::upgrade(&self.p.shared, &mut self.w.local, lock)?;
+                    V::upgrade(&self.p.shared, &mut self.w.local, lock, (table, rid))?;
                     self.w.locks.set_mode(pos, Mode::Exclusive);
                 }
                 Ok(())
             }
             None => {
-                V::acquire(&self.p.shared, &mut self.w.local, lock, mode)?;
+                V::acquire(&self.p.shared, &mut self.w.local, lock, (table, rid), mode)?;
                 self.w.locks.push(Held { table, rid, mode });
                 Ok(())
             }

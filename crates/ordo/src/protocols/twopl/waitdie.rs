@@ -6,7 +6,7 @@
 
 use super::lock::{Mode, OwnerLock};
 use super::wait::{acquire_waiting, Local, Registry};
-use super::Policy;
+use super::{Policy, Record};
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 
@@ -59,6 +59,7 @@ impl Policy for WaitDie {
         reg: &Registry,
         l: &mut Local,
         lock: &OwnerLock,
+        _: Record,
         mode: Mode,
     ) -> Result<(), AbortReason> {
         let my_ts = l.ts;
@@ -79,12 +80,17 @@ impl Policy for WaitDie {
     }
 
     #[inline]
-    fn upgrade(reg: &Registry, l: &mut Local, lock: &OwnerLock) -> Result<(), AbortReason> {
-        Self::acquire(reg, l, lock, Mode::Exclusive)
+    fn upgrade(
+        reg: &Registry,
+        l: &mut Local,
+        lock: &OwnerLock,
+        at: Record,
+    ) -> Result<(), AbortReason> {
+        Self::acquire(reg, l, lock, at, Mode::Exclusive)
     }
 
     #[inline]
-    fn release(l: &Local, lock: &OwnerLock, mode: Mode) {
+    fn release(_: &Registry, l: &Local, lock: &OwnerLock, _: Record, mode: Mode) {
         lock.release(l.bit, mode);
     }
 }
