@@ -47,10 +47,11 @@ fn section_2_5_trace_with_exact_counters() {
         let db = slots_db();
         let part = Partition::<Points>::new(with_sca);
         let (x, y, z) = (0, 1, 2);
-        let (sa, ba) = part.begin_transaction(&db, 0, &[w(KV, x)], false);
-        let (sb, bb) = part.begin_transaction(&db, 0, &[w(KV, y)], false);
-        let (sc, bc) = part.begin_transaction(&db, 1, &[w(KV, x), w(KV, z)], false);
-        let (sd, bd) = part.begin_transaction(&db, 1, &[w(KV, z)], false);
+        let (la, lb, lc, ld) = ([w(KV, x)], [w(KV, y)], [w(KV, x), w(KV, z)], [w(KV, z)]);
+        let (sa, ba) = part.begin_transaction(&db, 0, &la, false);
+        let (sb, bb) = part.begin_transaction(&db, 0, &lb, false);
+        let (sc, bc) = part.begin_transaction(&db, 1, &lc, false);
+        let (sd, bd) = part.begin_transaction(&db, 1, &ld, false);
         assert_eq!(
             (ba, bb, bc, bd),
             (false, false, true, true),
@@ -62,7 +63,7 @@ fn section_2_5_trace_with_exact_counters() {
             "x: Cx=2, y: Cx=1, z: Cx=2"
         );
         assert_eq!(part.blocked(), 2);
-        part.finish_transaction(&db, sa);
+        part.finish_transaction(&db, sa, &la);
         assert_eq!(
             (cx(&db, x + 1), cx(&db, y + 1), cx(&db, z + 1)),
             (1, 1, 2),
@@ -76,21 +77,21 @@ fn section_2_5_trace_with_exact_counters() {
         if with_sca {
             assert_eq!(part.sca(1), Some(sc), "SCA finds C, not D");
             assert_eq!(part.sca(1), None, "D conflicts with C, which is older");
-            part.finish_transaction(&db, sc);
-            part.finish_transaction(&db, sb);
+            part.finish_transaction(&db, sc, &lc);
+            part.finish_transaction(&db, sb, &lb);
             assert_eq!(part.front(), sd);
             assert!(part.claim(sd));
         } else {
             assert_eq!(part.sca(1), None, "no SCA in basic VLL");
-            part.finish_transaction(&db, sb);
+            part.finish_transaction(&db, sb, &lb);
             assert_eq!(part.front(), sc, "now C is the front");
             assert!(part.claim(sc) && !part.claim(sc), "claimed exactly once");
             assert_ne!(part.front(), sd);
-            part.finish_transaction(&db, sc);
+            part.finish_transaction(&db, sc, &lc);
             assert_eq!(part.front(), sd);
             assert!(part.claim(sd));
         }
-        part.finish_transaction(&db, sd);
+        part.finish_transaction(&db, sd, &ld);
         for rid in 1..=3 {
             assert_eq!(
                 db.table(KV).meta(rid).get(),
@@ -108,11 +109,12 @@ fn section_2_5_trace_with_exact_counters() {
 fn two_blocked_writers_resolve_through_the_head_rule() {
     let db = slots_db();
     let part = Partition::<Points>::new(false);
-    let (sa, _) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
-    let (sb, bb) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
-    let (sc, bc) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
+    let (la, lb, lc) = ([w(KV, 0)], [w(KV, 0)], [w(KV, 0)]);
+    let (sa, _) = part.begin_transaction(&db, 0, &la, false);
+    let (sb, bb) = part.begin_transaction(&db, 0, &lb, false);
+    let (sc, bc) = part.begin_transaction(&db, 0, &lc, false);
     assert!(bb && bc);
-    part.finish_transaction(&db, sa);
+    part.finish_transaction(&db, sa, &la);
     let c = db.table(KV).meta(1).get();
     assert_eq!(c.cx, 2);
     assert!(
@@ -126,10 +128,10 @@ fn two_blocked_writers_resolve_through_the_head_rule() {
         part.snapshot(),
         vec![(sb, TxnState::Running), (sc, TxnState::Blocked)]
     );
-    part.finish_transaction(&db, sb);
+    part.finish_transaction(&db, sb, &lb);
     assert_eq!(part.front(), sc);
     assert!(part.claim(sc));
-    part.finish_transaction(&db, sc);
+    part.finish_transaction(&db, sc, &lc);
     assert!(db.table(KV).meta(1).get().is_zero());
 }
 
@@ -155,7 +157,7 @@ fn rmw_and_duplicate_keys_never_self_block() {
         Counters { cx: 1, cs: 0 },
         "RMW counted once, as a write"
     );
-    part.finish_transaction(&db, s);
+    part.finish_transaction(&db, s, &locks);
     assert!(db.table(KV).meta(rid).get().is_zero());
 }
 
