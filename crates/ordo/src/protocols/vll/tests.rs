@@ -732,3 +732,89 @@ fn reading_a_tombstone_records_the_deleter() {
         .expect("the read of key 30 is recorded");
     assert_eq!(read, deleter);
 }
+
+/// Declares `declared` (update if the flag is set, else read) and runs `run` (update if set, else
+/// get), in those orders.
+struct Ordered {
+    declared: Vec<(u64, bool)>,
+    run: Vec<(u64, bool)>,
+}
+impl Program for Ordered {
+    fn name(&self) -> &'static str {
+        "ordered"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn declare(&self, _: usize, out: &mut Vec<Access>) {
+        let b = ColumnSet::one(B);
+        for &(k, write) in &self.declared {
+            out.push(if write {
+                Access::update(KV, k, b, b)
+            } else {
+                Access::read(KV, k, b)
+            });
+        }
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
+        let b = ColumnSet::one(B);
+        for &(k, write) in &self.run {
+            if write {
+                tx.update(KV, k, b, |r| r.set_int(B, r.int(B) + 1))?;
+            } else {
+                tx.get(KV, k, b)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Execution tries the next declared lock first (`LockScheme::covers`) and searches otherwise: access
+/// order does not matter, and a write under a read lock is refused by both paths.
+#[test]
+fn locks_are_found_in_any_order_and_a_read_lock_never_covers_a_write() {
+    let db = slots_db();
+    let b = ColumnSet::one(B);
+    let accesses = [Access::read(KV, 1000, b), Access::update(KV, 1001, b, b)];
+    let mut locks = Vec::new();
+    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks).unwrap());
+    let rid = |k| db.table(KV).lookup(k).unwrap();
+    assert_eq!(
+        Points::covers(&locks[0], KV, 1000, false),
+        Some(Some(rid(1000)))
+    );
+    assert_eq!(Points::covers(&locks[0], KV, 1000, true), None);
+    assert_eq!(Points::allows(&locks, KV, 1000, true), None);
+    assert_eq!(
+        Points::covers(&locks[0], KV, 1001, true),
+        None,
+        "not the next one"
+    );
+    assert_eq!(
+        Points::allows(&locks, KV, 1001, true),
+        Some(Some(rid(1001)))
+    );
+
+    let p: Vll<Basic> = open_small();
+    let mut wk = p.worker(0, false);
+    let mut reversed = Ordered {
+        declared: vec![(10, true), (20, true), (30, false)],
+        run: vec![(30, false), (20, true), (10, true), (20, true)],
+    };
+    p.execute(&mut wk, &mut reversed).unwrap();
+    let mut under_read = Ordered {
+        declared: vec![(50, false), (60, true)],
+        run: vec![(50, true)],
+    };
+    let a = p.execute(&mut wk, &mut under_read).unwrap_err();
+    assert_eq!(a.reason, AbortReason::Validation);
+    let mut tx = p.begin(&mut wk);
+    let get = |tx: &mut VllTx<'_, Points>, k| tx.get(KV, k, b).unwrap().unwrap().int(B);
+    assert_eq!(
+        (get(&mut tx, 10), get(&mut tx, 20), get(&mut tx, 50)),
+        (1, 2, 0)
+    );
+    tx.commit().unwrap();
+    colocated_zero(&p);
+}
