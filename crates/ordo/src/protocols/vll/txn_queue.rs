@@ -49,7 +49,9 @@ pub struct TxnQueue<T> {
     base: Seq,
     live: usize,
     blocked: usize,
-    /// Footprints of removed transactions, for reuse (no allocation per SCA'd transaction).
+    /// Footprints of removed transactions, for reuse (no allocation per SCA'd transaction). The
+    /// boxes themselves are what is recycled, so they stay boxed here.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<Footprint>>,
 }
 
