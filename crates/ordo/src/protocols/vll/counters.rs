@@ -140,18 +140,33 @@ pub struct LockRequest {
 /// sorting for the typical 10-key transaction); longer ones are sorted and binary-searched.
 pub const SMALL: usize = 16;
 
+/// The bit of (`table`, `key`) in a 64-bit signature of a short lock list (see [`normalize`]).
+#[inline]
+pub fn signature_bit(table: TableId, key: u64) -> u64 {
+    1u64 << (super::sca::lock_id(table, key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+}
+
 /// Merges duplicate requests in `locks`: each key once, exclusive if any request for it was
 /// exclusive. After this a transaction's requests never conflict with each other. Lists longer than
 /// [`SMALL`] come out sorted by (table, key).
 pub fn normalize(locks: &mut Vec<LockRequest>) {
     if locks.len() <= SMALL {
+        // A 64-bit signature of the keys kept so far: a key whose bit is clear is certainly new, so the
+        // linear search runs only on a signature hit (a duplicate, or 1 in 64 by chance per key).
+        let mut sig = 0u64;
         let mut n = 0;
         for i in 0..locks.len() {
             let l = locks[i];
-            match locks[..n]
-                .iter()
-                .position(|k| k.key == l.key && k.table == l.table)
-            {
+            let bit = signature_bit(l.table, l.key);
+            let dup = if sig & bit == 0 {
+                None
+            } else {
+                locks[..n]
+                    .iter()
+                    .position(|k| k.key == l.key && k.table == l.table)
+            };
+            sig |= bit;
+            match dup {
                 Some(j) => locks[j].mode = locks[j].mode.max(l.mode),
                 None => {
                     locks[n] = l;

@@ -56,13 +56,31 @@
 //! * A worker that ran a free transaction postpones its `FinishTransaction` to the critical section of
 //!   its next `BeginTransaction` (or to before it waits for anything): one latch acquisition per
 //!   transaction instead of two when nothing blocks.
+//! * The critical section holds only the paper's work: counter increments/decrements, the queue
+//!   append/removal, two published words. Resolving keys to record slots (one index probe per key; the
+//!   slot rides in the lock request into execution, which never probes again), deduplication and
+//!   touching the counters' cache lines happen before it ([`scheme::PointLocks`]). The owner of a
+//!   transaction keeps its read/write sets and hands them back to `FinishTransaction`; a queue entry
+//!   copies them only for `vll-sca`, whose SCA pass reads other workers' transactions ([`partition`]).
+//! * "TxnQueue is not full" is read from the blocked count the worker's own last critical section
+//!   returned, and from the shared counter only when that said full: a free-running worker touches no
+//!   line the others write outside the latch. Like any check before the latch it can overshoot the
+//!   threshold by one transaction per worker, as reading the shared counter could.
+//! * `ORDO_VLL_STATS=1` makes each worker print its main-loop counts when it ends (transactions begun,
+//!   blocked, run by the head rule, SCA passes and finds, idle turns) — the data behind the threshold
+//!   and SCA discussion in `docs/results/vll.md`.
 //! * No undo log for a transaction that VLL can never abort once it runs: declared up front (no
 //!   reconnaissance), no commit point, no inserts or deletes. Everything else logs undo as 2PL does.
 //! * SCA runs only while the queue is full, and again only after some transaction has finished (nothing
 //!   else can unblock one).
 //! * The blocked-transaction threshold defaults to [`DEFAULT_BLOCKED_LIMIT`]; the environment variable
 //!   `ORDO_VLL_BLOCKED_LIMIT` overrides it (the paper tunes it per workload; smaller is better under
-//!   high contention).
+//!   high contention). With 2 workers the count seldom gets near it: on `vll-micro` at CI 0.1 about 10%
+//!   of transactions block, and a blocked one waits for at most the other worker's transactions, so
+//!   the queue is "full" mostly while a worker is descheduled — then SCA finds nothing either (the
+//!   descheduled worker's transaction is what everyone waits for). A threshold of 4 made SCA run
+//!   more often but it still found a runnable transaction in about 1% of its passes, so 16 stays: a
+//!   higher threshold lets a worker keep running free transactions while the other is off its core.
 
 pub mod counters;
 pub mod partition;

@@ -6,13 +6,24 @@
 //!    foreach key: Cs++ / Cx++, Blocked if not granted    S::request for every request, none skipped
 //!    TxnQueue.Enqueue(T)                                 queue.enqueue(payload, blocked)
 //!  FinishTransaction(T)  <critical section>            Partition::finish_transaction
-//!    foreach key: Cs-- / Cx--;  TxnQueue.Remove(T)       S::release for every request; queue.remove
+//!    foreach key: Cs-- / Cx--;  TxnQueue.Remove(T)       S::release for every request T's owner
+//!                                                        hands back; queue.remove
 //!  front().Type == Blocked → T.Type = Free               Partition::front (lock-free) + claim
 //!  SCA()                                                 Partition::sca (+ claim, same section)
 //! ```
 //!
+//! Everything that can be done outside the critical section is: the lock list is resolved to record
+//! slots, deduplicated and its counters' cache lines touched before entering (`LockScheme::plan`), so
+//! the section itself is the counter increments/decrements, the queue append/removal and two published
+//! words. A queue entry holds only what *other* threads need — the state (Free, Blocked, Running), the
+//! owner, whether it is a wall, and with SCA a copy of its lock list for the scan; the owner keeps T's
+//! read and write sets and hands them back to `FinishTransaction` (so without SCA nothing is copied
+//! under the latch). A worker that ran a free transaction finishes it inside the critical section of
+//! its next `BeginTransaction` (`finish_and_begin`): one latch round trip per transaction.
+//!
 //! The front's sequence number and the blocked count are mirrored in atomics so the main loop can poll
-//! them without entering the critical section. A transaction that must run **alone** (an interactive
+//! them without entering the critical section; they sit in the same cache-line pair as the latch word
+//! and the queue's header, which the section writes anyway. A transaction that must run **alone** (an interactive
 //! one, or one whose ranges are too wide to lock key by key) is a *wall*: it is blocked unless the queue
 //! is empty, every transaction enqueued after it is blocked, and SCA never looks past it — so it runs
 //! exactly when it reaches the head, and nothing runs beside it.
@@ -33,7 +44,9 @@ pub struct Queued<R> {
     pub owner: u32,
     /// Runs alone (a wall).
     pub alone: bool,
-    /// Its lock requests (SCA reads them).
+    /// A copy of its lock requests, kept only with SCA (which reads other workers' transactions).
+    /// Without SCA nobody but the owner needs them, and the owner hands them back to
+    /// `FinishTransaction`.
     pub locks: Vec<R>,
 }
 
@@ -41,18 +54,25 @@ struct Inner<S: LockScheme> {
     queue: TxnQueue<Queued<S::Request>>,
     locks: S::State,
     walls: usize,
-    sca: Option<Sca>,
+    /// Boxed: its 200 kB of bits live elsewhere anyway, and the partition's hot fields stay in one
+    /// cache-line pair.
+    sca: Option<Box<Sca>>,
     spare: Vec<Vec<S::Request>>,
 }
 
 /// One partition's lock state and TxnQueue.
+///
+/// Layout: the published atomics, the latch word and the queue's header come first, in one aligned
+/// pair of cache lines, so the critical section of a free transaction (which writes all of them)
+/// moves one line pair between cores, not three.
+#[repr(C, align(128))]
 pub struct Partition<S: LockScheme> {
-    inner: Mutex<Inner<S>>,
     front: AtomicU64,
     blocked: AtomicUsize,
-    /// Counts `FinishTransaction`s: only a finish can make a blocked transaction runnable, so SCA
-    /// need not run again until this moves.
+    /// Counts `FinishTransaction`s (kept with SCA only): only a finish can make a blocked
+    /// transaction runnable, so SCA need not run again until this moves.
     finishes: AtomicU64,
+    inner: Mutex<Inner<S>>,
 }
 
 impl<S: LockScheme> Partition<S> {
@@ -62,7 +82,7 @@ impl<S: LockScheme> Partition<S> {
                 queue: TxnQueue::new(),
                 locks: S::State::default(),
                 walls: 0,
-                sca: sca.then(Sca::new),
+                sca: sca.then(|| Box::new(Sca::new())),
                 spare: Vec::new(),
             }),
             front: AtomicU64::new(NO_FRONT),
@@ -77,6 +97,15 @@ impl<S: LockScheme> Partition<S> {
         self.blocked.store(inner.queue.blocked(), Ordering::Release);
     }
 
+    /// Counts a finish for SCA (inside the critical section, so a plain increment suffices).
+    #[inline]
+    fn count_finish(&self, inner: &Inner<S>) {
+        if inner.sca.is_some() {
+            let n = self.finishes.load(Ordering::Relaxed);
+            self.finishes.store(n + 1, Ordering::Release);
+        }
+    }
+
     /// `BeginTransaction`: requests every lock in `locks` and enqueues the transaction. Returns its
     /// sequence number and whether it is blocked.
     pub fn begin_transaction(
@@ -86,25 +115,27 @@ impl<S: LockScheme> Partition<S> {
         locks: &[S::Request],
         alone: bool,
     ) -> (Seq, bool) {
-        self.finish_and_begin(db, None, owner, locks, alone)
+        let (seq, blocked, _) = self.finish_and_begin(db, None, owner, locks, alone);
+        (seq, blocked)
     }
 
     /// `FinishTransaction(finish)` (if any) and `BeginTransaction` in one critical section: a worker
     /// that just ran a free transaction releases it and enqueues its next one with a single latch
-    /// acquisition.
+    /// acquisition. Also returns the number of blocked transactions it left in the queue (the
+    /// caller's view of "TxnQueue is full" until its next critical section).
     pub fn finish_and_begin(
         &self,
         db: &Database<S::Meta>,
-        finish: Option<Seq>,
+        finish: Option<(Seq, &[S::Request])>,
         owner: u32,
         locks: &[S::Request],
         alone: bool,
-    ) -> (Seq, bool) {
+    ) -> (Seq, bool, usize) {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        if let Some(seq) = finish {
-            Self::finish_locked(inner, db, seq);
-            self.finishes.fetch_add(1, Ordering::Release);
+        if let Some((seq, held)) = finish {
+            Self::finish_locked(inner, db, seq, held);
+            self.count_finish(inner);
         }
         let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
         for r in locks {
@@ -112,9 +143,12 @@ impl<S: LockScheme> Partition<S> {
             blocked |= !S::request(&mut inner.locks, db, r);
         }
         inner.walls += alone as usize;
-        let mut copy = inner.spare.pop().unwrap_or_default();
-        copy.clear();
-        copy.extend_from_slice(locks);
+        let mut copy = Vec::new();
+        if inner.sca.is_some() {
+            copy = inner.spare.pop().unwrap_or_default();
+            copy.clear();
+            copy.extend_from_slice(locks);
+        }
         let seq = inner.queue.enqueue(
             Queued {
                 owner,
@@ -124,14 +158,15 @@ impl<S: LockScheme> Partition<S> {
             blocked,
         );
         self.publish(inner);
-        (seq, blocked)
+        (seq, blocked, inner.queue.blocked())
     }
 
-    /// `FinishTransaction`: releases the locks of transaction `seq` and removes it from the queue.
-    pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq) {
+    /// `FinishTransaction`: releases the locks of transaction `seq` — `locks`, exactly the requests it
+    /// began with — and removes it from the queue.
+    pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq, locks: &[S::Request]) {
         let mut g = self.inner.lock();
-        Self::finish_locked(&mut g, db, seq);
-        self.finishes.fetch_add(1, Ordering::Release);
+        Self::finish_locked(&mut g, db, seq, locks);
+        self.count_finish(&g);
         self.publish(&g);
     }
 
@@ -141,16 +176,20 @@ impl<S: LockScheme> Partition<S> {
         self.finishes.load(Ordering::Acquire)
     }
 
-    fn finish_locked(inner: &mut Inner<S>, db: &Database<S::Meta>, seq: Seq) {
+    fn finish_locked(inner: &mut Inner<S>, db: &Database<S::Meta>, seq: Seq, locks: &[S::Request]) {
         let q = inner
             .queue
             .remove(seq)
             .expect("finishing a transaction that is not in the TxnQueue");
-        for r in &q.locks {
+        assert!(
+            inner.sca.is_none() || q.locks.len() == locks.len(),
+            "FinishTransaction must release exactly the locks its BeginTransaction requested"
+        );
+        for r in locks {
             S::release(&mut inner.locks, db, r);
         }
         inner.walls -= q.alone as usize;
-        if inner.spare.len() < 64 {
+        if q.locks.capacity() > 0 && inner.spare.len() < 64 {
             inner.spare.push(q.locks);
         }
     }

@@ -64,6 +64,18 @@ pub trait LockScheme: Send + Sync + 'static {
         write: bool,
     ) -> Option<Option<RowId>>;
 
+    /// Whether the one request `r` covers an access to `key` (as [`Self::allows`]): a fast path tried
+    /// before the search. `None` means "not this one" (or no fast path: the default).
+    #[inline]
+    fn covers(
+        _r: &Self::Request,
+        _table: TableId,
+        _key: u64,
+        _write: bool,
+    ) -> Option<Option<RowId>> {
+        None
+    }
+
     /// Whether `locks` cover every key in `lo..=hi`, present or not, for reading.
     fn allows_range(locks: &[Self::Request], table: TableId, lo: u64, hi: u64) -> bool;
 
@@ -96,6 +108,10 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         out: &mut Vec<LockRequest>,
     ) -> TxResult<bool> {
         out.clear();
+        // Normalization happens on the way in while the list is short (first-request order, each key
+        // once, a write wins over a read; a 64-bit signature spares the search for keys certainly
+        // new); a long list is sorted and deduplicated at the end by `normalize`.
+        let mut sig = 0u64;
         for a in accesses {
             let t = db.table(a.table);
             let mode = mode_of(a);
@@ -106,7 +122,22 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
                 Target::Range { lo, hi } => (lo, hi),
             };
             for key in lo..=hi {
-                let (rid, _) = t.get_or_create(key);
+                if out.len() <= counters::SMALL {
+                    let bit = counters::signature_bit(a.table, key);
+                    if sig & bit != 0 {
+                        if let Some(l) = out.iter_mut().find(|l| l.key == key && l.table == a.table)
+                        {
+                            l.mode = l.mode.max(mode);
+                            continue;
+                        }
+                    }
+                    sig |= bit;
+                }
+                // The index probe happens here once; the slot rides in the request into execution.
+                let rid = match t.lookup(key) {
+                    Some(rid) => rid,
+                    None => t.get_or_create(key).0,
+                };
                 out.push(LockRequest {
                     table: a.table,
                     key,
@@ -115,7 +146,9 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
                 });
             }
         }
-        counters::normalize(out);
+        if out.len() > counters::SMALL {
+            counters::normalize(out);
+        }
         for l in out.iter() {
             C::touch(db, l);
         }
@@ -140,6 +173,11 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         counters::find(locks, table, key)
             .filter(|l| !write || l.mode == Mode::Exclusive)
             .map(|l| Some(l.rid))
+    }
+    #[inline]
+    fn covers(r: &LockRequest, table: TableId, key: u64, write: bool) -> Option<Option<RowId>> {
+        (r.key == key && r.table == table && (!write || r.mode == Mode::Exclusive))
+            .then_some(Some(r.rid))
     }
     fn allows_range(locks: &[LockRequest], table: TableId, lo: u64, hi: u64) -> bool {
         if hi < lo {

@@ -47,10 +47,11 @@ fn section_2_5_trace_with_exact_counters() {
         let db = slots_db();
         let part = Partition::<Points>::new(with_sca);
         let (x, y, z) = (0, 1, 2);
-        let (sa, ba) = part.begin_transaction(&db, 0, &[w(KV, x)], false);
-        let (sb, bb) = part.begin_transaction(&db, 0, &[w(KV, y)], false);
-        let (sc, bc) = part.begin_transaction(&db, 1, &[w(KV, x), w(KV, z)], false);
-        let (sd, bd) = part.begin_transaction(&db, 1, &[w(KV, z)], false);
+        let (la, lb, lc, ld) = ([w(KV, x)], [w(KV, y)], [w(KV, x), w(KV, z)], [w(KV, z)]);
+        let (sa, ba) = part.begin_transaction(&db, 0, &la, false);
+        let (sb, bb) = part.begin_transaction(&db, 0, &lb, false);
+        let (sc, bc) = part.begin_transaction(&db, 1, &lc, false);
+        let (sd, bd) = part.begin_transaction(&db, 1, &ld, false);
         assert_eq!(
             (ba, bb, bc, bd),
             (false, false, true, true),
@@ -62,7 +63,7 @@ fn section_2_5_trace_with_exact_counters() {
             "x: Cx=2, y: Cx=1, z: Cx=2"
         );
         assert_eq!(part.blocked(), 2);
-        part.finish_transaction(&db, sa);
+        part.finish_transaction(&db, sa, &la);
         assert_eq!(
             (cx(&db, x + 1), cx(&db, y + 1), cx(&db, z + 1)),
             (1, 1, 2),
@@ -76,21 +77,21 @@ fn section_2_5_trace_with_exact_counters() {
         if with_sca {
             assert_eq!(part.sca(1), Some(sc), "SCA finds C, not D");
             assert_eq!(part.sca(1), None, "D conflicts with C, which is older");
-            part.finish_transaction(&db, sc);
-            part.finish_transaction(&db, sb);
+            part.finish_transaction(&db, sc, &lc);
+            part.finish_transaction(&db, sb, &lb);
             assert_eq!(part.front(), sd);
             assert!(part.claim(sd));
         } else {
             assert_eq!(part.sca(1), None, "no SCA in basic VLL");
-            part.finish_transaction(&db, sb);
+            part.finish_transaction(&db, sb, &lb);
             assert_eq!(part.front(), sc, "now C is the front");
             assert!(part.claim(sc) && !part.claim(sc), "claimed exactly once");
             assert_ne!(part.front(), sd);
-            part.finish_transaction(&db, sc);
+            part.finish_transaction(&db, sc, &lc);
             assert_eq!(part.front(), sd);
             assert!(part.claim(sd));
         }
-        part.finish_transaction(&db, sd);
+        part.finish_transaction(&db, sd, &ld);
         for rid in 1..=3 {
             assert_eq!(
                 db.table(KV).meta(rid).get(),
@@ -108,11 +109,12 @@ fn section_2_5_trace_with_exact_counters() {
 fn two_blocked_writers_resolve_through_the_head_rule() {
     let db = slots_db();
     let part = Partition::<Points>::new(false);
-    let (sa, _) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
-    let (sb, bb) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
-    let (sc, bc) = part.begin_transaction(&db, 0, &[w(KV, 0)], false);
+    let (la, lb, lc) = ([w(KV, 0)], [w(KV, 0)], [w(KV, 0)]);
+    let (sa, _) = part.begin_transaction(&db, 0, &la, false);
+    let (sb, bb) = part.begin_transaction(&db, 0, &lb, false);
+    let (sc, bc) = part.begin_transaction(&db, 0, &lc, false);
     assert!(bb && bc);
-    part.finish_transaction(&db, sa);
+    part.finish_transaction(&db, sa, &la);
     let c = db.table(KV).meta(1).get();
     assert_eq!(c.cx, 2);
     assert!(
@@ -126,10 +128,10 @@ fn two_blocked_writers_resolve_through_the_head_rule() {
         part.snapshot(),
         vec![(sb, TxnState::Running), (sc, TxnState::Blocked)]
     );
-    part.finish_transaction(&db, sb);
+    part.finish_transaction(&db, sb, &lb);
     assert_eq!(part.front(), sc);
     assert!(part.claim(sc));
-    part.finish_transaction(&db, sc);
+    part.finish_transaction(&db, sc, &lc);
     assert!(db.table(KV).meta(1).get().is_zero());
 }
 
@@ -155,7 +157,7 @@ fn rmw_and_duplicate_keys_never_self_block() {
         Counters { cx: 1, cs: 0 },
         "RMW counted once, as a write"
     );
-    part.finish_transaction(&db, s);
+    part.finish_transaction(&db, s, &locks);
     assert!(db.table(KV).meta(rid).get().is_zero());
 }
 
@@ -729,4 +731,90 @@ fn reading_a_tombstone_records_the_deleter() {
         })
         .expect("the read of key 30 is recorded");
     assert_eq!(read, deleter);
+}
+
+/// Declares `declared` (update if the flag is set, else read) and runs `run` (update if set, else
+/// get), in those orders.
+struct Ordered {
+    declared: Vec<(u64, bool)>,
+    run: Vec<(u64, bool)>,
+}
+impl Program for Ordered {
+    fn name(&self) -> &'static str {
+        "ordered"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn declare(&self, _: usize, out: &mut Vec<Access>) {
+        let b = ColumnSet::one(B);
+        for &(k, write) in &self.declared {
+            out.push(if write {
+                Access::update(KV, k, b, b)
+            } else {
+                Access::read(KV, k, b)
+            });
+        }
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
+        let b = ColumnSet::one(B);
+        for &(k, write) in &self.run {
+            if write {
+                tx.update(KV, k, b, |r| r.set_int(B, r.int(B) + 1))?;
+            } else {
+                tx.get(KV, k, b)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Execution tries the next declared lock first (`LockScheme::covers`) and searches otherwise: access
+/// order does not matter, and a write under a read lock is refused by both paths.
+#[test]
+fn locks_are_found_in_any_order_and_a_read_lock_never_covers_a_write() {
+    let db = slots_db();
+    let b = ColumnSet::one(B);
+    let accesses = [Access::read(KV, 1000, b), Access::update(KV, 1001, b, b)];
+    let mut locks = Vec::new();
+    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks).unwrap());
+    let rid = |k| db.table(KV).lookup(k).unwrap();
+    assert_eq!(
+        Points::covers(&locks[0], KV, 1000, false),
+        Some(Some(rid(1000)))
+    );
+    assert_eq!(Points::covers(&locks[0], KV, 1000, true), None);
+    assert_eq!(Points::allows(&locks, KV, 1000, true), None);
+    assert_eq!(
+        Points::covers(&locks[0], KV, 1001, true),
+        None,
+        "not the next one"
+    );
+    assert_eq!(
+        Points::allows(&locks, KV, 1001, true),
+        Some(Some(rid(1001)))
+    );
+
+    let p: Vll<Basic> = open_small();
+    let mut wk = p.worker(0, false);
+    let mut reversed = Ordered {
+        declared: vec![(10, true), (20, true), (30, false)],
+        run: vec![(30, false), (20, true), (10, true), (20, true)],
+    };
+    p.execute(&mut wk, &mut reversed).unwrap();
+    let mut under_read = Ordered {
+        declared: vec![(50, false), (60, true)],
+        run: vec![(50, true)],
+    };
+    let a = p.execute(&mut wk, &mut under_read).unwrap_err();
+    assert_eq!(a.reason, AbortReason::Validation);
+    let mut tx = p.begin(&mut wk);
+    let get = |tx: &mut VllTx<'_, Points>, k| tx.get(KV, k, b).unwrap().unwrap().int(B);
+    assert_eq!(
+        (get(&mut tx, 10), get(&mut tx, 20), get(&mut tx, 50)),
+        (1, 2, 0)
+    );
+    tx.commit().unwrap();
+    colocated_zero(&p);
 }

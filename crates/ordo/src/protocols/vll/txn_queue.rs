@@ -37,7 +37,9 @@ pub enum TxnState {
 struct Slot<T> {
     state: TxnState,
     payload: T,
-    footprint: Option<Footprint>,
+    /// SCA's cached hashed offsets, boxed so that a slot stays small (every critical section writes
+    /// one; a small slot shares its cache line with fewer neighbours) and recycled through `spare`.
+    footprint: Option<Box<Footprint>>,
 }
 
 /// A partition's TxnQueue.
@@ -47,6 +49,10 @@ pub struct TxnQueue<T> {
     base: Seq,
     live: usize,
     blocked: usize,
+    /// Footprints of removed transactions, for reuse (no allocation per SCA'd transaction). The
+    /// boxes themselves are what is recycled, so they stay boxed here.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Footprint>>,
 }
 
 impl<T> Default for TxnQueue<T> {
@@ -56,6 +62,7 @@ impl<T> Default for TxnQueue<T> {
             base: 0,
             live: 0,
             blocked: 0,
+            spare: Vec::new(),
         }
     }
 }
@@ -90,7 +97,8 @@ impl<T> TxnQueue<T> {
     /// `TxnQueue.Remove(T)`: takes transaction `seq` out (from anywhere) and returns its payload.
     pub fn remove(&mut self, seq: Seq) -> Option<T> {
         let i = seq.checked_sub(self.base)? as usize;
-        let slot = self.slots.get_mut(i)?.take()?;
+        let mut slot = self.slots.get_mut(i)?.take()?;
+        self.recycle(slot.footprint.take());
         self.live -= 1;
         if slot.state == TxnState::Blocked {
             self.blocked -= 1;
@@ -100,6 +108,16 @@ impl<T> TxnQueue<T> {
             self.base += 1;
         }
         Some(slot.payload)
+    }
+
+    fn recycle(&mut self, fp: Option<Box<Footprint>>) {
+        if let Some(mut fp) = fp {
+            if self.spare.len() < 64 {
+                fp.reads.clear();
+                fp.writes.clear();
+                self.spare.push(fp);
+            }
+        }
     }
 
     /// The oldest transaction still in the queue.
@@ -120,9 +138,12 @@ impl<T> TxnQueue<T> {
     /// Mutable payload; drops the cached SCA footprint (the payload's keys may change).
     pub fn payload_mut(&mut self, seq: Seq) -> Option<&mut T> {
         let i = seq.checked_sub(self.base)? as usize;
-        let s = self.slots.get_mut(i)?.as_mut()?;
-        s.footprint = None;
-        Some(&mut s.payload)
+        let fp = self.slots.get_mut(i)?.as_mut()?.footprint.take();
+        self.recycle(fp);
+        self.slots
+            .get_mut(i)
+            .and_then(|s| s.as_mut())
+            .map(|s| &mut s.payload)
     }
 
     /// Unblocks transaction `seq` (Blocked → Running). `true` exactly once per blocked transaction.
@@ -174,7 +195,7 @@ impl<T> TxnQueue<T> {
     ) -> Option<Seq> {
         for s in self.slots.iter_mut().flatten() {
             if s.footprint.is_none() {
-                let mut fp = sca.footprint();
+                let mut fp = self.spare.pop().unwrap_or_default();
                 keys(&s.payload, &mut |id, x| fp.add(sca, id, x));
                 s.footprint = Some(fp);
             }

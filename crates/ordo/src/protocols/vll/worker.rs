@@ -35,7 +35,30 @@ struct LoopState<P, R> {
     spare_locks: Vec<Vec<R>>,
     /// A free transaction that ran and committed (or aborted) and whose `FinishTransaction` is
     /// postponed to the next `BeginTransaction`, or to before this worker waits for anything.
-    deferred: Option<Seq>,
+    /// Its lock requests ride along: `FinishTransaction` releases them.
+    deferred: Option<(Seq, Vec<R>)>,
+    /// Blocked transactions in the queue as this worker's last `BeginTransaction` left it: "TxnQueue
+    /// is not full" is read from here while it says so, and from the shared counter only once it
+    /// says full (so a free-running worker reads no line the other workers write).
+    seen_blocked: usize,
+    stats: LoopStats,
+}
+
+/// What one worker's main loop did (printed at its end when `ORDO_VLL_STATS` is set: diagnostics for
+/// tuning the blocked threshold and judging SCA).
+#[derive(Debug, Default)]
+struct LoopStats {
+    /// `BeginTransaction`s (resubmissions included).
+    begun: u64,
+    /// Of which blocked.
+    blocked: u64,
+    /// Blocked transactions run by the head rule.
+    by_head: u64,
+    /// SCA passes, and how many found a transaction.
+    sca_runs: u64,
+    sca_found: u64,
+    /// Loop turns that found nothing to do (queue full, nothing of mine runnable).
+    idle_turns: u64,
 }
 
 /// A blocked transaction waiting in this worker.
@@ -136,6 +159,8 @@ impl<F: Flavor> Vll<F> {
             spare_programs: Vec::new(),
             spare_locks: Vec::new(),
             deferred: None,
+            seen_blocked: 0,
+            stats: LoopStats::default(),
         };
         let mut exhausted = false;
         let mut idle = 0;
@@ -149,13 +174,16 @@ impl<F: Flavor> Vll<F> {
                 self.flush(&mut st);
                 if part.front() == seq && part.claim(seq) {
                     let p = st.pending.pop_front().expect("front exists");
+                    st.stats.by_head += 1;
                     self.resume(w, requests, p, &mut st);
                     idle = 0;
                     continue;
                 }
             }
             // 2. Admission, while the queue is not full.
-            if !exhausted && part.blocked() < self.blocked_limit {
+            if !exhausted
+                && (st.seen_blocked < self.blocked_limit || part.blocked() < self.blocked_limit)
+            {
                 let mut program = st
                     .spare_programs
                     .pop()
@@ -175,6 +203,9 @@ impl<F: Flavor> Vll<F> {
             }
             self.flush(&mut st);
             if exhausted && st.pending.is_empty() {
+                if std::env::var_os("ORDO_VLL_STATS").is_some() {
+                    eprintln!("{} worker {}: {:?}", F::INFO.name, w.id, st.stats);
+                }
                 return;
             }
             // 3. The queue is full: selective contention analysis, for one of my transactions.
@@ -184,7 +215,9 @@ impl<F: Flavor> Vll<F> {
                 && part.finishes() != sca_seen
             {
                 let epoch = part.finishes();
+                st.stats.sca_runs += 1;
                 if let Some(seq) = part.sca(w.id) {
+                    st.stats.sca_found += 1;
                     let i = st
                         .pending
                         .iter()
@@ -197,14 +230,16 @@ impl<F: Flavor> Vll<F> {
                 }
                 sca_seen = epoch;
             }
+            st.stats.idle_turns += 1;
             pause(&mut idle);
         }
     }
 
     /// Performs a postponed `FinishTransaction`.
     fn flush<P>(&self, st: &mut LoopState<P, Req<F>>) {
-        if let Some(seq) = st.deferred.take() {
-            self.partition().finish_transaction(&self.db, seq);
+        if let Some((seq, locks)) = st.deferred.take() {
+            self.partition().finish_transaction(&self.db, seq, &locks);
+            st.spare_locks.push(locks);
         }
     }
 
@@ -217,31 +252,31 @@ impl<F: Flavor> Vll<F> {
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
         let r = self.run_admitted(w, &mut p.program, &p.locks, p.plan);
-        self.partition().finish_transaction(&self.db, p.seq);
-        self.settle(w, requests, p.program, p.ticket, p.locks, r, st);
+        self.partition()
+            .finish_transaction(&self.db, p.seq, &p.locks);
+        st.spare_locks.push(p.locks);
+        self.settle(w, requests, p.program, p.ticket, r, st);
     }
 
     /// Reports how a run ended; resubmits a transaction whose reconnaissance was stale.
-    #[allow(clippy::too_many_arguments)]
     fn settle<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
         requests: &mut R,
         program: R::Program,
         ticket: Ticket,
-        locks: Vec<Req<F>>,
         r: TxResult<()>,
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
         match r {
             Err(a) if a.is_retryable() => {
                 requests.aborted(a.reason);
+                let locks = st.spare_locks.pop().unwrap_or_default();
                 self.admit(w, requests, program, ticket, locks, st);
             }
             r => {
                 requests.finished(ticket, r);
                 st.spare_programs.push(program);
-                st.spare_locks.push(locks);
             }
         }
     }
@@ -262,15 +297,27 @@ impl<F: Flavor> Vll<F> {
         let plan = match self.plan(w, &mut program, &mut locks) {
             Ok(p) => p,
             Err(a) => {
+                st.spare_locks.push(locks);
                 let r: Result<(), Abort> = Err(a);
-                self.settle(w, requests, program, ticket, locks, r, st);
+                self.settle(w, requests, program, ticket, r, st);
                 return;
             }
         };
         let alone = plan.alone;
-        let (seq, blocked) =
-            self.partition()
-                .finish_and_begin(&self.db, st.deferred.take(), w.id, &locks, alone);
+        let deferred = st.deferred.take();
+        let (seq, blocked, queue_blocked) = self.partition().finish_and_begin(
+            &self.db,
+            deferred.as_ref().map(|(s, l)| (*s, l.as_slice())),
+            w.id,
+            &locks,
+            alone,
+        );
+        if let Some((_, l)) = deferred {
+            st.spare_locks.push(l);
+        }
+        st.seen_blocked = queue_blocked;
+        st.stats.begun += 1;
+        st.stats.blocked += blocked as u64;
         if blocked {
             st.pending.push_back(Pending {
                 seq,
@@ -282,8 +329,8 @@ impl<F: Flavor> Vll<F> {
             return;
         }
         let r = self.run_admitted(w, &mut program, &locks, plan);
-        st.deferred = Some(seq);
-        self.settle(w, requests, program, ticket, locks, r, st);
+        st.deferred = Some((seq, locks));
+        self.settle(w, requests, program, ticket, r, st);
     }
 
     /// Runs one program to commit or abort on the calling thread (waiting, if blocked, until it is the
@@ -318,7 +365,7 @@ impl<F: Flavor> Vll<F> {
             }
         }
         let r = self.run_admitted(w, program, &locks, plan);
-        part.finish_transaction(&self.db, seq);
+        part.finish_transaction(&self.db, seq, &locks);
         w.locks = locks;
         r
     }
