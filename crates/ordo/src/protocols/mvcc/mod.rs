@@ -24,7 +24,8 @@
 //! ## Cahill's pseudocode (Figs 3.1–3.5) and where it lives
 //!
 //! ```text
-//!  begin(T)                       MvccTx::new            clock::Clock::begin publishes the snapshot
+//!  begin(T)                       MvccTx::snapshot       at the first operation (as PostgreSQL):
+//!                                                        clock::Clock::begin publishes the snapshot
 //!  read(T, x)           Fig 3.4   MvccTx::read_version   SIREAD lock (ssi::SsiShared::siread),
 //!                                                        EXCLUSIVE-lock check, newer-version check
 //!  write(T, x, xNew)    Fig 3.5   MvccTx::lock_for_write FUW (SI), then SIREAD owners → markConflict,

@@ -118,11 +118,12 @@ fn unsafe_abort() -> Abort {
     Abort::new(AbortReason::Unsafe)
 }
 
-/// Whether a SIREAD lock of `owner` makes a write by `writer` an rw-conflict worth recording (Fig 3.5:
-/// "owner uncommitted or committed after begin(writer)", and §3.7: not aborted or doomed).
+/// Whether a SIREAD lock of `owner` makes a write by `writer` (whose snapshot is `begin`) an
+/// rw-conflict worth recording (Fig 3.5: "owner uncommitted or committed after begin(writer)", and
+/// §3.7: not aborted or doomed).
 #[inline]
-pub fn relevant(owner: &TxnShared, writer: &TxnShared) -> bool {
-    owner.id != writer.id && !owner.is_dead() && owner.cts() > writer.begin
+pub fn relevant(owner: &TxnShared, writer: &TxnShared, begin: u64) -> bool {
+    owner.id != writer.id && !owner.is_dead() && owner.cts() > begin
 }
 
 /// The §3.6 test with the notes' fix (see the module doc). Call under the latch.
@@ -245,14 +246,20 @@ impl SsiShared {
 
     /// Fig 3.5 for range locks: a write (insert, delete, update) of `key` conflicts with every range
     /// SIREAD lock covering it. Called after the writer holds the record's EXCLUSIVE lock.
-    pub fn check_ranges(&self, table: TableId, key: u64, writer: &Arc<TxnShared>) -> TxResult<()> {
+    pub fn check_ranges(
+        &self,
+        table: TableId,
+        key: u64,
+        writer: &Arc<TxnShared>,
+        begin: u64,
+    ) -> TxResult<()> {
         let r = &self.ranges[table as usize];
         if r.count.load(Ordering::Acquire) == 0 {
             return Ok(());
         }
         let locks = r.locks.lock();
         for l in locks.iter() {
-            if l.lo <= key && key <= l.hi && relevant(&l.owner, writer) {
+            if l.lo <= key && key <= l.hi && relevant(&l.owner, writer, begin) {
                 self.mark_conflict(&l.owner, writer, writer)?;
             }
         }

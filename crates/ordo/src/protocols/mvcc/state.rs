@@ -1,5 +1,5 @@
 //! The shared transaction record: what other transactions may see of a transaction `T` — its status,
-//! snapshot, commit timestamp, the lock it waits for, and (under SSI) its rw-conflicts and SIREAD locks.
+//! commit timestamp, the lock it waits for, and (under SSI) its rw-conflicts and SIREAD locks.
 //!
 //! Records hang off data records (as the owner of an EXCLUSIVE lock, the creator of a version, the
 //! owner of a SIREAD lock) through `Arc`s, so a committed transaction's record outlives it exactly as long
@@ -47,8 +47,6 @@ pub struct Conflicts {
 #[derive(Debug)]
 pub struct TxnShared {
     pub id: TxnId,
-    /// Snapshot timestamp (`T.begin`).
-    pub begin: u64,
     status: AtomicU8,
     cts: AtomicU64,
     /// The transaction whose EXCLUSIVE lock this one is waiting for (deadlock detection).
@@ -57,10 +55,9 @@ pub struct TxnShared {
 }
 
 impl TxnShared {
-    pub fn new(id: TxnId, begin: u64) -> Self {
+    pub fn new(id: TxnId) -> Self {
         TxnShared {
             id,
-            begin,
             status: AtomicU8::new(ACTIVE),
             cts: AtomicU64::new(INFINITY),
             waiting_for: Mutex::new(None),
@@ -69,9 +66,8 @@ impl TxnShared {
     }
     /// Makes a record nobody else references any more (the caller holds the only `Arc`) the record of
     /// a new transaction, keeping the conflict lists' capacity: no allocation per transaction.
-    pub fn reset(&mut self, id: TxnId, begin: u64) {
+    pub fn reset(&mut self, id: TxnId) {
         self.id = id;
-        self.begin = begin;
         *self.status.get_mut() = ACTIVE;
         *self.cts.get_mut() = INFINITY;
         *self.waiting_for.get_mut() = None;

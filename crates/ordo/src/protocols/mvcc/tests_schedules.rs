@@ -72,7 +72,11 @@ pub(super) fn run<M: Mode>(schedule: &str) -> Run {
         }
         let res = match op {
             'b' => {
-                txs[n] = Some(p.begin(free[n].take().unwrap()));
+                // `b_i` is where the schedules place T_i's snapshot (the store takes it lazily, at
+                // the first operation, unless forced).
+                let mut tx = p.begin(free[n].take().unwrap());
+                tx.snapshot();
+                txs[n] = Some(tx);
                 Ok(())
             }
             'c' => {
@@ -171,6 +175,7 @@ fn read_only_anomaly_survives_when_queries_run_at_si() {
     to.update(KV, 30, one, |r| r.set_int(B, 1)).unwrap();
     to.commit().unwrap();
     let mut ti = p.begin(&mut c[0]);
+    ti.snapshot();
     ti.run_as_query_at_si();
     tp.update(KV, 10, one, |r| r.set_int(B, 1)).unwrap();
     tp.commit().unwrap();

@@ -88,7 +88,9 @@ pub struct MvccTx<'w, M: Mode> {
     p: &'w Mvcc<M>,
     w: &'w mut MvccWorker,
     me: Arc<TxnShared>,
-    /// The GC horizon when the transaction began (a stale horizon is a safe one: it only keeps more).
+    /// Snapshot timestamp (`T.begin`), or [`NO_SNAPSHOT`] until the first operation takes it.
+    begin: u64,
+    /// The GC horizon when the snapshot was taken (a stale horizon is a safe one: it only keeps more).
     horizon: u64,
     done: bool,
     /// §3.8: a read-only query run at plain SI under `ssi` (no SIREAD locks, no conflicts).
@@ -100,6 +102,9 @@ pub struct MvccTx<'w, M: Mode> {
 fn copy_cols(schema: &Schema, cols: ColumnSet, src: &[u64], out: &mut [u64]) {
     schema.for_each_word_run(cols, |r| out[r.clone()].copy_from_slice(&src[r]));
 }
+
+/// `MvccTx::begin` before the first operation.
+const NO_SNAPSHOT: u64 = u64::MAX;
 
 fn update_conflict() -> Abort {
     Abort::new(AbortReason::UpdateConflict)
@@ -122,7 +127,6 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         w.images.clear();
         w.sireads = 0;
         let id = w.ids.next_id();
-        let begin = p.clock.begin(&w.slot);
         // A record of an earlier transaction that no version, lock or conflict list points to any more
         // is this one's (no allocation); otherwise a new one.
         let me = match w.spent.iter_mut().position(|t| Arc::get_mut(t).is_some()) {
@@ -130,16 +134,17 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 let mut t = w.spent.swap_remove(i);
                 Arc::get_mut(&mut t)
                     .expect("checked unique")
-                    .reset(id, begin);
+                    .reset(id);
                 t
             }
-            None => Arc::new(TxnShared::new(id, begin)),
+            None => Arc::new(TxnShared::new(id)),
         };
         MvccTx {
             p,
             w,
             me,
-            horizon: p.clock.horizon(),
+            begin: NO_SNAPSHOT,
+            horizon: 0,
             done: false,
             query: false,
         }
@@ -152,18 +157,30 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         self.query = M::SSI;
     }
 
-    /// This transaction's snapshot timestamp.
-    pub fn snapshot(&self) -> u64 {
-        self.me.begin
+    /// This transaction's snapshot timestamp, taken now if no operation took it yet.
+    ///
+    /// As in PostgreSQL, the snapshot is taken at the transaction's **first operation**, not when it
+    /// is created: an interactive (SQL) transaction whose `BEGIN` comes long before its first statement
+    /// sees the commits made in between. A program runs its first operation at once, so for it the
+    /// two are the same. Calling this forces the snapshot (the schedule tests' `b_i` step).
+    #[inline]
+    pub fn snapshot(&mut self) -> u64 {
+        if self.begin == NO_SNAPSHOT {
+            self.begin = self.p.clock.begin(&self.w.slot);
+            self.horizon = self.p.clock.horizon();
+        }
+        self.begin
     }
 
-    /// The snapshot the next statement reads at.
+    /// The snapshot the next statement reads at (under `rc` a fresh one per statement; the first one
+    /// is still published, which keeps the horizon safe).
     #[inline]
-    fn statement_snapshot(&self) -> u64 {
+    fn statement_snapshot(&mut self) -> u64 {
+        let first = self.snapshot();
         if M::RC {
             self.p.clock.statement()
         } else {
-            self.me.begin
+            first
         }
     }
 
@@ -326,7 +343,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             return Err(Abort::user("a query run at SI may not write"));
         }
         let p = self.p;
-        let s = self.me.begin;
+        let s = self.snapshot();
         let mut spins = 0;
         loop {
             self.check_doomed()?;
@@ -361,12 +378,12 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
                 rec.sireads.unlock(&self.me);
                 for owner in rec.sireads.iter() {
-                    if ssi::relevant(owner, &self.me) {
+                    if ssi::relevant(owner, &self.me, s) {
                         p.ssi.mark_conflict(owner, &self.me, &self.me)?;
                     }
                 }
                 drop(rec);
-                p.ssi.check_ranges(t.id(), key, &self.me)?;
+                p.ssi.check_ranges(t.id(), key, &self.me, s)?;
             }
             return Ok(self.w.writes.len() - 1);
         }
@@ -466,6 +483,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         if let Some(i) = self.find_write(table, key) {
             let words = t.schema().row_words();
@@ -502,6 +520,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         let words = t.schema().row_words();
         let i = match self.find_write(table, key) {
@@ -539,6 +558,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         let words = t.schema().row_words();
         let duplicate = || {
@@ -569,6 +589,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         let i = match self.find_write(table, key) {
             Some(i) => i,
@@ -599,6 +620,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
