@@ -124,6 +124,8 @@ pub struct Mvcc<M: Mode> {
     db: Database<MvMeta>,
     clock: clock::Clock,
     ssi: ssi::SsiShared,
+    /// Every transaction record, kept for the protocol's lifetime (see `state`).
+    pool: state::Pool,
     _mode: PhantomData<M>,
 }
 
@@ -138,6 +140,8 @@ pub struct GcStats {
     pub range_locks: usize,
     /// Committed transactions retained for conflict detection.
     pub retained: usize,
+    /// Transaction records allocated (each worker recycles its released ones).
+    pub records: usize,
 }
 
 impl<M: Mode> Mvcc<M> {
@@ -148,6 +152,7 @@ impl<M: Mode> Mvcc<M> {
             sireads: self.ssi.sireads.load(Ordering::Relaxed),
             range_locks: self.ssi.range_locks(),
             retained: self.ssi.retained(),
+            records: self.pool.len(),
         }
     }
 }
@@ -165,6 +170,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
             db,
             clock: clock::Clock::default(),
             ssi: ssi::SsiShared::new(tables),
+            pool: state::Pool::default(),
             _mode: PhantomData,
         }
     }

@@ -12,12 +12,13 @@
 //!   new image goes in place, the lock is released.
 
 use super::record::{MvMeta, Record, Visible};
-use super::state::{TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
+use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
 use super::{clock::SnapshotSlot, ssi, Mode, Mvcc};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
 use crate::txn::{wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use parking_lot::MutexGuard;
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,14 +36,12 @@ pub struct MvccWorker {
     buf: Vec<u64>,
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
-    /// Records of this worker's finished transactions, reused once nothing else references them.
-    spent: Vec<Arc<TxnShared>>,
+    /// This worker's transaction records, oldest first (the last is the running transaction's);
+    /// the oldest is recycled once released (see `state`).
+    spent: VecDeque<Arc<TxnShared>>,
     /// Buffers of dropped versions, reused for the versions this worker's commits push.
     spare: Vec<Box<[u64]>>,
 }
-
-/// How many finished transaction records a worker keeps looking at for reuse.
-const SPENT: usize = 8;
 
 impl MvccWorker {
     pub(super) fn new(id: u32, recording: bool, slot: Arc<SnapshotSlot>) -> Self {
@@ -54,7 +53,7 @@ impl MvccWorker {
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
-            spent: Vec::with_capacity(SPENT),
+            spent: VecDeque::new(),
             spare: Vec::new(),
         }
     }
@@ -88,6 +87,8 @@ pub struct MvccTx<'w, M: Mode> {
     p: &'w Mvcc<M>,
     w: &'w mut MvccWorker,
     me: Arc<TxnShared>,
+    /// `me`'s handle (its id and record).
+    h: Handle,
     /// Snapshot timestamp (`T.begin`), or [`NO_SNAPSHOT`] until the first operation takes it.
     begin: u64,
     /// The GC horizon when the snapshot was taken (a stale horizon is a safe one: it only keeps more).
@@ -127,22 +128,14 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         w.images.clear();
         w.sireads = 0;
         let id = w.ids.next_id();
-        // A record of an earlier transaction that no version, lock or conflict list points to any more
-        // is this one's (no allocation); otherwise a new one.
-        let me = match w.spent.iter_mut().position(|t| Arc::get_mut(t).is_some()) {
-            Some(i) => {
-                let mut t = w.spent.swap_remove(i);
-                Arc::get_mut(&mut t)
-                    .expect("checked unique")
-                    .reset(id);
-                t
-            }
-            None => Arc::new(TxnShared::new(id)),
-        };
+        // The worker's oldest record if it was released (no allocation), else a new one.
+        let me = p.pool.record(&mut w.spent, id);
+        let h = me.handle();
         MvccTx {
             p,
             w,
             me,
+            h,
             begin: NO_SNAPSHOT,
             horizon: 0,
             done: false,
@@ -212,9 +205,9 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let mut spins = 0;
         loop {
             let rec = meta.0.lock();
-            let settling = rec.lock.as_ref().is_some_and(|l| match l.status() {
-                COMMITTING => true,
-                COMMITTED => l.cts() <= s,
+            let settling = rec.lock.is_some_and(|l| match l.state() {
+                Some((COMMITTING, _)) => true,
+                Some((COMMITTED, cts)) => cts <= s,
                 _ => false,
             });
             if !settling {
@@ -260,14 +253,14 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             Visible::None => ABSENT,
         };
         if self.tracks_reads() {
-            let me = &self.me;
-            if point && rec.sireads.lock(me, horizon) {
+            let (me, h) = (&*self.me, self.h);
+            if point && rec.sireads.lock(h, horizon) {
                 self.w.sireads += 1;
             }
             // A writer holding the EXCLUSIVE lock will create a version newer than the one read.
-            if let Some(l) = &rec.lock {
-                if l.id != me.id {
-                    p.ssi.mark_conflict(me, l, me)?;
+            if let Some(l) = rec.lock {
+                if l.id != h.id {
+                    p.ssi.mark_conflict(h, l, me)?;
                 }
             }
             // Every committed version newer than the one read: markConflict(T, creator).
@@ -277,13 +270,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 Visible::None => &rec.chain[..],
             };
             for v in newer {
-                if let Some(c) = &v.creator {
-                    p.ssi.mark_conflict(me, c, me)?;
+                if let Some(c) = v.creator {
+                    p.ssi.mark_conflict(h, c, me)?;
                 }
             }
             if vis != Visible::InPlace {
-                if let Some(c) = &rec.creator {
-                    p.ssi.mark_conflict(me, c, me)?;
+                if let Some(c) = rec.creator {
+                    p.ssi.mark_conflict(h, c, me)?;
                 }
             }
         }
@@ -293,13 +286,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     /// Waits for `holder` to finish (it holds an EXCLUSIVE lock this transaction wants), bracketed by
     /// [`wait::blocked`]. Follows the waits-for chain: a cycle back to this transaction, or a wait past
     /// [`WAIT_LIMIT`], ends in a `Deadlock` abort.
-    fn wait_for(&self, holder: &Arc<TxnShared>) -> TxResult<()> {
+    fn wait_for(&self, holder: Handle) -> TxResult<()> {
         let blocked = wait::blocked();
-        *self.me.waiting_for.lock() = Some(holder.clone());
+        *self.me.waiting_for.lock() = Some(holder);
         let start = Instant::now();
         let mut spins = 0u32;
         let out = loop {
-            if !matches!(holder.status(), ACTIVE | DOOMED) {
+            if !matches!(holder.status(), Some(ACTIVE | DOOMED)) {
                 break Ok(());
             }
             if M::SSI && self.me.status() == DOOMED {
@@ -321,13 +314,17 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         out
     }
 
-    /// Whether the waits-for chain starting at `holder` leads back to this transaction.
-    fn waits_for_me(&self, holder: &Arc<TxnShared>) -> bool {
-        let mut cur = holder.clone();
+    /// Whether the waits-for chain starting at `holder` leads back to this transaction (a link read
+    /// from a record recycled meanwhile ends the chain).
+    fn waits_for_me(&self, holder: Handle) -> bool {
+        let mut cur = holder;
         for _ in 0..64 {
-            let next = cur.waiting_for.lock().clone();
+            let next = *cur.rec().waiting_for.lock();
+            if cur.status().is_none() {
+                return false;
+            }
             match next {
-                Some(n) if n.id == self.me.id => return true,
+                Some(n) if n.id == self.h.id => return true,
                 Some(n) => cur = n,
                 None => return false,
             }
@@ -348,11 +345,11 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         loop {
             self.check_doomed()?;
             let mut rec = t.meta(rid).0.lock();
-            if let Some(l) = rec.lock.clone() {
+            if let Some(l) = rec.lock {
                 drop(rec);
-                match l.status() {
-                    ACTIVE | DOOMED => self.wait_for(&l)?,
-                    COMMITTED if !M::RC && l.cts() > s => return Err(update_conflict()),
+                match l.state() {
+                    Some((ACTIVE | DOOMED, _)) => self.wait_for(l)?,
+                    Some((COMMITTED, cts)) if !M::RC && cts > s => return Err(update_conflict()),
                     _ => pause(&mut spins),
                 }
                 continue;
@@ -360,7 +357,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             if !M::RC && rec.cts > s {
                 return Err(update_conflict());
             }
-            rec.lock = Some(self.me.clone());
+            rec.lock = Some(self.h);
             let words = t.schema().row_words();
             let off = self.w.images.len();
             self.w.images.resize(off + words, 0);
@@ -376,10 +373,11 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             });
             if M::SSI {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
-                rec.sireads.unlock(&self.me);
+                let h = self.h;
+                rec.sireads.unlock(h.id);
                 for owner in rec.sireads.iter() {
-                    if ssi::relevant(owner, &self.me, s) {
-                        p.ssi.mark_conflict(owner, &self.me, &self.me)?;
+                    if ssi::relevant(owner, h.id, s) {
+                        p.ssi.mark_conflict(*owner, h, &self.me)?;
                     }
                 }
                 drop(rec);
@@ -393,21 +391,12 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     fn own_row(&mut self, i: usize) -> Option<usize> {
         let e = self.w.writes[i];
         let word = if e.kind == Kind::Row {
-            self.me.id
+            self.h.id
         } else {
-            self.me.id | ABSENT
+            self.h.id | ABSENT
         };
         self.w.rec.read(e.table, e.key, word);
         (e.kind == Kind::Row).then_some(e.off)
-    }
-
-    /// Keeps the finished transaction's record among the worker's candidates for reuse (it is reused
-    /// only once every other reference is gone; a full list drops its oldest candidate).
-    fn keep_for_reuse(&mut self) {
-        if self.w.spent.len() >= SPENT {
-            self.w.spent.remove(0);
-        }
-        self.w.spent.push(self.me.clone());
     }
 
     /// Releases every EXCLUSIVE lock and SSI trace; the transaction ends aborted.
@@ -417,16 +406,17 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let db = &self.p.db;
         for e in &self.w.writes {
             let mut rec = db.table(e.table).meta(e.rid).0.lock();
-            if rec.lock.as_ref().is_some_and(|l| l.id == self.me.id) {
+            if rec.lock.is_some_and(|l| l.id == self.h.id) {
                 rec.lock = None;
             }
         }
         if M::SSI {
-            self.p.ssi.release(&self.me);
+            self.p.ssi.release(self.h);
+        } else {
+            self.me.set_released();
         }
         self.p.clock.end(&self.w.slot);
-        self.w.rec.finish(self.me.id, false);
-        self.keep_for_reuse();
+        self.w.rec.finish(self.h.id, false);
     }
 
     /// Commit step 2: installs every write under timestamp `cts`; `horizon` tells whether the replaced
@@ -459,14 +449,14 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                     t.write_from(e.rid, e.written, image);
                 }
                 let word = if deleted {
-                    self.me.id | ABSENT
+                    self.h.id | ABSENT
                 } else {
-                    self.me.id
+                    self.h.id
                 };
                 t.version(e.rid).store(word, Ordering::Release);
                 rec.cts = cts;
                 if M::SSI {
-                    rec.creator = Some(self.me.clone());
+                    rec.creator = Some(self.h);
                 }
                 self.w.rec.write(e.table, e.key, old, deleted);
             }
@@ -478,7 +468,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
 
 impl<M: Mode> Tx for MvccTx<'_, M> {
     fn id(&self) -> TxnId {
-        self.me.id
+        self.h.id
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
@@ -494,7 +484,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         let mut slot = t.lookup(key);
         if slot.is_none() && self.tracks_reads() {
             // §3.5: the absence of a key is read through a range lock on it, then looked up again.
-            self.p.ssi.add_range(table, key, key, &self.me);
+            self.p.ssi.add_range(table, key, key, self.h);
             ssi::remember_range(&self.me, table);
             slot = t.lookup(key);
         }
@@ -625,7 +615,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
             // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).
-            self.p.ssi.add_range(table, lo, hi, &self.me);
+            self.p.ssi.add_range(table, lo, hi, self.h);
             ssi::remember_range(&self.me, table);
         }
         let s = self.statement_snapshot();
@@ -685,15 +675,16 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
                 c.sireads > 0 || !c.ranges.is_empty() || !c.outs.is_empty()
             };
             if keep {
-                p.ssi.retain(self.me.clone());
+                p.ssi.retain(self.h);
             } else {
-                p.ssi.release(&self.me);
+                p.ssi.release(self.h);
             }
             p.ssi.cleanup(horizon);
+        } else {
+            self.me.set_released();
         }
         debug_assert_eq!(self.me.status(), COMMITTED);
-        self.w.rec.finish(self.me.id, true);
-        self.keep_for_reuse();
+        self.w.rec.finish(self.h.id, true);
         Ok(())
     }
 
