@@ -66,7 +66,6 @@ use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{AbortReason, Recorder};
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 
 /// Which isolation level an [`Mvcc`] runs.
 pub trait Mode: Send + Sync + 'static {
@@ -149,7 +148,7 @@ impl<M: Mode> Mvcc<M> {
     pub fn gc_stats(&self) -> GcStats {
         GcStats {
             versions: self.clock.versions(),
-            sireads: self.ssi.sireads.load(Ordering::Relaxed),
+            sireads: self.ssi.sireads(),
             range_locks: self.ssi.range_locks(),
             retained: self.ssi.retained(),
             records: self.pool.len(),
@@ -178,7 +177,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> MvccWorker {
-        MvccWorker::new(id, recording, self.clock.register())
+        MvccWorker::new(id, recording, self.clock.register(), self.ssi.register())
     }
     fn recorder(w: &mut MvccWorker) -> &mut Recorder {
         &mut w.rec

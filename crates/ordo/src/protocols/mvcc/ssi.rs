@@ -64,9 +64,11 @@ use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DO
 use crate::check::TxnId;
 use crate::storage::TableId;
 use crate::txn::{Abort, AbortReason, TxResult};
-use parking_lot::Mutex;
+use crossbeam_utils::CachePadded;
+use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// A spin latch for the few instructions of markConflict and the commit check: a parking mutex would
 /// put a committer to sleep (a system call) whenever two commits meet, which at these rates costs more
@@ -126,11 +128,26 @@ pub struct SsiShared {
     /// Makes markConflict atomic with the commit check (the thesis's "appropriate system latch").
     latch: SpinLatch,
     ranges: Box<[Ranges]>,
-    /// Committed transactions kept for later conflict detection (Cahill's suspended transactions).
-    retained: Mutex<VecDeque<Handle>>,
-    /// Point SIREAD locks held by committed transactions not yet cleaned up (counted per transaction at
-    /// commit, not per read, to keep the read path free of shared writes).
-    pub sireads: AtomicI64,
+    /// Every worker's [`Retained`] queue (for the occasional sweep and the statistics).
+    workers: RwLock<Vec<Arc<Retained>>>,
+}
+
+/// How often (in commits) a worker also cleans up the other workers' queues, so an idle worker's
+/// retained transactions are released too.
+pub const SWEEP: u32 = 8;
+
+/// One worker's committed transactions kept for later conflict detection (Cahill's suspended
+/// transactions), oldest first, and its count of the point SIREAD locks they hold.
+///
+/// Each worker retains its own transactions and releases them at its next commits, so the queue,
+/// the counter and the released records stay in that worker's cache (a global queue was a shared
+/// mutex taken twice per transaction); every [`SWEEP`]-th commit it also sweeps the other queues.
+#[derive(Debug, Default)]
+pub struct Retained {
+    queue: CachePadded<Mutex<VecDeque<Handle>>>,
+    /// Point SIREAD locks of committed transactions not yet released, counted at commit (not per
+    /// read) and decremented by whoever releases them: only the sum over workers means anything.
+    sireads: AtomicI64,
 }
 
 #[inline]
@@ -186,8 +203,7 @@ impl SsiShared {
         SsiShared {
             latch: SpinLatch::default(),
             ranges: (0..tables).map(|_| Ranges::default()).collect(),
-            retained: Mutex::new(VecDeque::new()),
-            sireads: AtomicI64::new(0),
+            workers: RwLock::new(Vec::new()),
         }
     }
 
@@ -334,20 +350,43 @@ impl SsiShared {
             .sum()
     }
 
-    /// Committed transactions retained.
-    pub fn retained(&self) -> usize {
-        self.retained.lock().len()
+    /// A retention queue for a new worker.
+    pub fn register(&self) -> Arc<Retained> {
+        let r = Arc::new(Retained::default());
+        self.workers.write().push(r.clone());
+        r
     }
 
-    /// Suspends a committed transaction that holds SIREAD locks or has out-conflicts (§3.3, §3.7).
-    pub fn retain(&self, t: Handle) {
-        self.retained.lock().push_back(t);
+    /// Committed transactions retained.
+    pub fn retained(&self) -> usize {
+        self.workers
+            .read()
+            .iter()
+            .map(|w| w.queue.lock().len())
+            .sum()
+    }
+
+    /// Point SIREAD locks held by committed transactions not yet released.
+    pub fn sireads(&self) -> i64 {
+        self.workers
+            .read()
+            .iter()
+            .map(|w| w.sireads.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Suspends a committed transaction of worker `mine` that holds `sireads` point SIREAD locks,
+    /// range locks or out-conflicts (§3.3, §3.7).
+    pub fn retain(&self, mine: &Retained, t: Handle, sireads: usize) {
+        mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
+        mine.queue.lock().push_back(t);
     }
 
     /// Drops every SSI trace of `t` (aborted, or committed and overlapping no running transaction):
     /// its SIREAD locks (range locks at once; point locks become stale, see [`SireadList`]) and its
     /// conflict lists; then its worker may recycle its record.
-    pub fn release(&self, t: Handle) {
+    /// `mine` is the releasing worker's queue (its counter takes the decrement).
+    pub fn release(&self, mine: &Retained, t: Handle) {
         let (sireads, ranges) = t
             .with_conflicts(|c| {
                 c.ins.clear();
@@ -360,7 +399,7 @@ impl SsiShared {
             .unwrap_or_default();
         // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
         // writers and dropped by the next transaction that locks the record.
-        self.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
+        mine.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
         for table in ranges {
             let r = &self.ranges[table as usize];
             let mut locks = r.locks.lock();
@@ -370,13 +409,26 @@ impl SsiShared {
         t.rec().set_released();
     }
 
-    /// Cahill §3.3: cleans up retained transactions that no running transaction overlaps any more
-    /// (committed at or before the horizon).
-    pub fn cleanup(&self, horizon: u64) {
+    /// Cahill §3.3: cleans up the retained transactions of worker `mine` that no running transaction
+    /// overlaps any more (committed at or before the horizon); with `sweep` (every [`SWEEP`]-th
+    /// commit of the worker) also those of the other workers.
+    pub fn cleanup(&self, mine: &Retained, horizon: u64, sweep: bool) {
+        self.cleanup_queue(mine, mine, horizon);
+        if sweep {
+            for other in self.workers.read().iter() {
+                if !std::ptr::eq(&**other, mine) {
+                    self.cleanup_queue(mine, other, horizon);
+                }
+            }
+        }
+    }
+
+    /// Releases the front of `queue` while it committed at or before the horizon.
+    fn cleanup_queue(&self, mine: &Retained, queue: &Retained, horizon: u64) {
         loop {
             let t = {
-                // Another committer is cleaning up: it will get there (cleanup is never urgent).
-                let Some(mut q) = self.retained.try_lock() else {
+                // Another worker is sweeping this queue: it will get there (never urgent).
+                let Some(mut q) = queue.queue.try_lock() else {
                     return;
                 };
                 match q.front() {
@@ -385,7 +437,7 @@ impl SsiShared {
                 }
             };
             let Some(t) = t else { break };
-            self.release(t);
+            self.release(mine, t);
         }
     }
 }

@@ -247,7 +247,11 @@ impl Pool {
     /// A record for transaction `id`: the oldest of `mine` (the worker's records, oldest first) if
     /// it was released, else a new one (registered in the pool). The record is pushed back onto
     /// `mine` and a reference to it returned.
-    pub fn record(&self, mine: &mut std::collections::VecDeque<Arc<TxnShared>>, id: TxnId) -> Arc<TxnShared> {
+    pub fn record(
+        &self,
+        mine: &mut std::collections::VecDeque<Arc<TxnShared>>,
+        id: TxnId,
+    ) -> Arc<TxnShared> {
         let t = match mine.front() {
             Some(t) if t.is_released() => {
                 let t = mine.pop_front().expect("front exists");

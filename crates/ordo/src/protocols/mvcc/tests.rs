@@ -324,10 +324,13 @@ fn long_runs_keep_multi_version_state_bounded() {
         "the snapshot is intact"
     );
     long.commit().unwrap();
-    // … and once it ends, the next commit and a pass over the keys free them all.
-    let mut t = p.begin(&mut w1);
-    t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
-    t.commit().unwrap();
+    // … and once it ends, the next commits (each releases its worker's retained transactions, every
+    // SWEEP-th the other workers' too) and a pass over the keys free them all.
+    for _ in 0..super::ssi::SWEEP {
+        let mut t = p.begin(&mut w1);
+        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+    }
     let mut t = p.begin(&mut w1);
     t.scan(KV, 0, 99, one(), |_, _| true).unwrap();
     t.commit().unwrap();

@@ -36,6 +36,10 @@ pub struct MvccWorker {
     buf: Vec<u64>,
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
+    /// This worker's retained committed transactions (SSI).
+    retained: Arc<ssi::Retained>,
+    /// Commits so far (every `ssi::SWEEP`-th also cleans up the other workers' queues).
+    commits: u32,
     /// This worker's transaction records, oldest first (the last is the running transaction's);
     /// the oldest is recycled once released (see `state`).
     spent: VecDeque<Arc<TxnShared>>,
@@ -44,7 +48,12 @@ pub struct MvccWorker {
 }
 
 impl MvccWorker {
-    pub(super) fn new(id: u32, recording: bool, slot: Arc<SnapshotSlot>) -> Self {
+    pub(super) fn new(
+        id: u32,
+        recording: bool,
+        slot: Arc<SnapshotSlot>,
+        retained: Arc<ssi::Retained>,
+    ) -> Self {
         MvccWorker {
             ids: TxnIds::new(id),
             rec: Recorder::new(id, recording),
@@ -53,6 +62,8 @@ impl MvccWorker {
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
+            retained,
+            commits: 0,
             spent: VecDeque::new(),
             spare: Vec::new(),
         }
@@ -411,7 +422,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             }
         }
         if M::SSI {
-            self.p.ssi.release(self.h);
+            self.p.ssi.release(&self.w.retained, self.h);
         } else {
             self.me.set_released();
         }
@@ -668,18 +679,18 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         if M::SSI {
             let keep = {
                 let mut c = self.me.conflicts.lock();
-                p.ssi
-                    .sireads
-                    .fetch_add(self.w.sireads as i64, Ordering::Relaxed);
                 c.sireads = self.w.sireads;
                 c.sireads > 0 || !c.ranges.is_empty() || !c.outs.is_empty()
             };
+            let mine = &*self.w.retained;
             if keep {
-                p.ssi.retain(self.h);
+                p.ssi.retain(mine, self.h, self.w.sireads);
             } else {
-                p.ssi.release(self.h);
+                p.ssi.release(mine, self.h);
             }
-            p.ssi.cleanup(horizon);
+            self.w.commits = self.w.commits.wrapping_add(1);
+            p.ssi
+                .cleanup(mine, horizon, self.w.commits % ssi::SWEEP == 0);
         } else {
             self.me.set_released();
         }
