@@ -460,9 +460,25 @@ pub struct SireadList {
 /// horizon, or was released.
 #[inline]
 fn stale(o: &Handle, horizon: u64) -> bool {
-    match o.state() {
+    stale_state(o.state(), horizon)
+}
+
+#[inline]
+fn stale_state(s: Option<(u8, u64)>, horizon: u64) -> bool {
+    match s {
         None | Some((ABORTED, _)) => true,
         Some((COMMITTED, cts)) => cts <= horizon,
+        _ => false,
+    }
+}
+
+/// Fig 3.5's test on a state read through a handle: the owner is running, or committed after the
+/// writer's snapshot `begin` (§3.7: not aborted or doomed).
+#[inline]
+pub fn relevant_state(s: (u8, u64), begin: u64) -> bool {
+    match s {
+        (ACTIVE | COMMITTING, _) => true,
+        (COMMITTED, cts) => cts > begin,
         _ => false,
     }
 }
@@ -500,10 +516,37 @@ impl SireadList {
         }
     }
 
-    /// The owners.
+    /// Fig 3.5 "for each SIREAD lock" for a writer holding the record latch: pushes every owner
+    /// other than `me` whose lock is not stale into `out`, with its state, and drops the stale
+    /// locks on the way (each owner is read once either way, and a list a writer visited holds no
+    /// stale lock for the next one to scan).
     #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = &Handle> {
-        self.first.iter().chain(self.rest.iter())
+    pub fn live_owners(&mut self, me: TxnId, horizon: u64, out: &mut Vec<(Handle, (u8, u64))>) {
+        let mut i = 0;
+        while i < self.rest.len() {
+            let o = self.rest[i];
+            match o.state() {
+                Some(s) if !stale_state(Some(s), horizon) => {
+                    if o.id != me {
+                        out.push((o, s));
+                    }
+                    i += 1;
+                }
+                _ => {
+                    self.rest.swap_remove(i);
+                }
+            }
+        }
+        if let Some(o) = self.first {
+            match o.state() {
+                Some(s) if !stale_state(Some(s), horizon) => {
+                    if o.id != me {
+                        out.push((o, s));
+                    }
+                }
+                _ => self.first = self.rest.pop(),
+            }
+        }
     }
 }
 

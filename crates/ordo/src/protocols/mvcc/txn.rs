@@ -36,6 +36,8 @@ pub struct MvccWorker {
     buf: Vec<u64>,
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
+    /// Scratch list of the SIREAD owners a write visits.
+    owners: Vec<(Handle, (u8, u64))>,
     /// This worker's retained committed transactions (SSI).
     retained: Arc<ssi::Retained>,
     /// Commits so far (every `ssi::SWEEP`-th also cleans up the other workers' queues).
@@ -62,6 +64,7 @@ impl MvccWorker {
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
+            owners: Vec::new(),
             retained,
             commits: 0,
             spent: VecDeque::new(),
@@ -386,11 +389,15 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
                 let h = self.h;
                 rec.sireads.unlock(h.id);
-                for owner in rec.sireads.iter() {
-                    if ssi::relevant(owner, h.id, s) {
-                        p.ssi.mark_conflict(*owner, h, &self.me)?;
+                let mut owners = std::mem::take(&mut self.w.owners);
+                owners.clear();
+                rec.sireads.live_owners(h.id, self.horizon, &mut owners);
+                for &(owner, state) in &owners {
+                    if ssi::relevant_state(state, s) {
+                        p.ssi.mark_conflict(owner, h, &self.me)?;
                     }
                 }
+                self.w.owners = owners;
                 drop(rec);
                 p.ssi.check_ranges(t.id(), key, &self.me, s)?;
             }
