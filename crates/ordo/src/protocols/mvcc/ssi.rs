@@ -506,6 +506,14 @@ impl SireadList {
         true
     }
 
+    /// Prefetches the first owner's record (see [`Handle::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Some(o) = &self.first {
+            o.prefetch();
+        }
+    }
+
     /// Removes `me`'s lock (upgrade to EXCLUSIVE, abort, cleanup).
     #[inline]
     pub fn unlock(&mut self, me: TxnId) {

@@ -66,8 +66,10 @@ pub struct Conflicts {
     pub ranges: Vec<TableId>,
 }
 
-/// What other transactions can see of one transaction.
+/// What other transactions can see of one transaction. The fields another transaction reads
+/// through a [`Handle`] come first, on the record's first cache line (`repr(C)`, aligned).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct TxnShared {
     /// The transaction's id; [`RECYCLING`] while the record is being reset (a sequence lock).
     id: AtomicU64,
@@ -107,6 +109,13 @@ impl Handle {
     pub fn rec(&self) -> &TxnShared {
         // SAFETY: records are kept alive by the protocol's pool for as long as any handle exists.
         unsafe { self.ptr.as_ref() }
+    }
+
+    /// Starts loading the record into the cache (a hint: a handle about to be checked is usually
+    /// another core's transaction, and the check would otherwise wait for the load).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::storage::prefetch(self.ptr.as_ptr());
     }
 
     /// Status and commit timestamp of the transaction, read consistently, or `None` if its record was

@@ -246,6 +246,10 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let p = self.p;
         let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
+        if self.tracks_reads() {
+            // Overlaps the load of the SIREAD owner's record with copying the row.
+            rec.sireads.prefetch();
+        }
         if !rec.chain.is_empty() || rec.creator.is_some() {
             rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
         }
@@ -372,6 +376,9 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 return Err(update_conflict());
             }
             rec.lock = Some(self.h);
+            if M::SSI {
+                rec.sireads.prefetch();
+            }
             let words = t.schema().row_words();
             let off = self.w.images.len();
             self.w.images.resize(off + words, 0);
