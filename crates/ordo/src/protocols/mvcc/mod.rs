@@ -151,7 +151,7 @@ impl<M: Mode> Mvcc<M> {
             sireads: self.ssi.sireads(),
             range_locks: self.ssi.range_locks(),
             retained: self.ssi.retained(),
-            records: self.pool.len(),
+            records: self.pool.allocated(),
         }
     }
 }

@@ -278,7 +278,7 @@ impl Pool {
     }
 
     /// Records allocated so far.
-    pub fn len(&self) -> usize {
+    pub fn allocated(&self) -> usize {
         self.0.lock().len()
     }
 }

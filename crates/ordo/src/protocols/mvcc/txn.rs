@@ -704,7 +704,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             }
             self.w.commits = self.w.commits.wrapping_add(1);
             p.ssi
-                .cleanup(mine, horizon, self.w.commits % ssi::SWEEP == 0);
+                .cleanup(mine, horizon, self.w.commits.is_multiple_of(ssi::SWEEP));
         } else {
             self.me.set_released();
         }
