@@ -37,7 +37,10 @@
 //! * **victim selection**: the pivot, unless it already committed — then the reader `T_in` (the caller);
 //! * no conflicts are recorded with aborted or doomed transactions;
 //! * **SIREAD → EXCLUSIVE upgrade**: a write drops its own SIREAD lock on the record (txn.rs);
-//! * a transaction is retained after commit only if it holds SIREAD locks or has out-conflicts.
+//! * (not taken: Cahill retains a transaction after commit only if it holds SIREAD locks or has
+//!   out-conflicts; here every committed transaction stays until the horizon passes it, because its
+//!   record is recycled once released and a later reader of an older version still needs its
+//!   commit time.)
 //!
 //! ## Synchronization
 //! * markConflict and the commit check run under one latch (Cahill's "appropriate system latch"), so
@@ -51,7 +54,9 @@
 //!   transaction's status reads its record and validates the id, with no shared counter written.
 //!   A handle whose record has been recycled names a *released* transaction: one that aborted, or
 //!   committed at or before the horizon (so it overlaps no running transaction), and whose traces
-//!   are gone. Such a transaction can take part in no new rw-edge, and in the checks below:
+//!   are gone. A committed transaction is never released earlier — not even a pure writer with no
+//!   SIREAD lock, which Cahill need not suspend: a later reader must still find its commit time
+//!   through the versions it created (the notes' point), and a pivot through its out-conflicts. Such a transaction can take part in no new rw-edge, and in the checks below:
 //!   - a **running** pivot's committed out-conflicts committed after its snapshot, hence after the
 //!     horizon, so they are never released while it runs: a released out-conflict of a running
 //!     pivot had aborted, and is ignored; likewise its in-conflicts;
@@ -375,8 +380,8 @@ impl SsiShared {
             .sum()
     }
 
-    /// Suspends a committed transaction of worker `mine` that holds `sireads` point SIREAD locks,
-    /// range locks or out-conflicts (§3.3, §3.7).
+    /// Suspends a committed transaction of worker `mine` that holds `sireads` point SIREAD locks
+    /// (§3.3) until the horizon passes it.
     pub fn retain(&self, mine: &Retained, t: Handle, sireads: usize) {
         mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
         mine.queue.lock().push_back(t);

@@ -691,17 +691,12 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         let horizon = p.clock.refresh_horizon();
         self.install(cts, horizon);
         if M::SSI {
-            let keep = {
-                let mut c = self.me.conflicts.lock();
-                c.sireads = self.w.sireads;
-                c.sireads > 0 || !c.ranges.is_empty() || !c.outs.is_empty()
-            };
+            self.me.conflicts.lock().sireads = self.w.sireads;
+            // Every committed transaction is retained until the horizon passes it, even one without
+            // SIREAD locks or out-conflicts: a reader may still find its version (or a pivot hold it
+            // as T_out) and must see its commit timestamp, so its record may not be recycled yet.
             let mine = &*self.w.retained;
-            if keep {
-                p.ssi.retain(mine, self.h, self.w.sireads);
-            } else {
-                p.ssi.release(mine, self.h);
-            }
+            p.ssi.retain(mine, self.h, self.w.sireads);
             self.w.commits = self.w.commits.wrapping_add(1);
             p.ssi
                 .cleanup(mine, horizon, self.w.commits.is_multiple_of(ssi::SWEEP));
