@@ -24,7 +24,8 @@
 //! ## Cahill's pseudocode (Figs 3.1–3.5) and where it lives
 //!
 //! ```text
-//!  begin(T)                       MvccTx::new            clock::Clock::begin publishes the snapshot
+//!  begin(T)                       MvccTx::snapshot       at the first operation (as PostgreSQL):
+//!                                                        clock::Clock::begin publishes the snapshot
 //!  read(T, x)           Fig 3.4   MvccTx::read_version   SIREAD lock (ssi::SsiShared::siread),
 //!                                                        EXCLUSIVE-lock check, newer-version check
 //!  write(T, x, xNew)    Fig 3.5   MvccTx::lock_for_write FUW (SI), then SIREAD owners → markConflict,
@@ -65,7 +66,6 @@ use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{AbortReason, Recorder};
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 
 /// Which isolation level an [`Mvcc`] runs.
 pub trait Mode: Send + Sync + 'static {
@@ -123,6 +123,8 @@ pub struct Mvcc<M: Mode> {
     db: Database<MvMeta>,
     clock: clock::Clock,
     ssi: ssi::SsiShared,
+    /// Every transaction record, kept for the protocol's lifetime (see `state`).
+    pool: state::Pool,
     _mode: PhantomData<M>,
 }
 
@@ -137,6 +139,8 @@ pub struct GcStats {
     pub range_locks: usize,
     /// Committed transactions retained for conflict detection.
     pub retained: usize,
+    /// Transaction records allocated (each worker recycles its released ones).
+    pub records: usize,
 }
 
 impl<M: Mode> Mvcc<M> {
@@ -144,9 +148,10 @@ impl<M: Mode> Mvcc<M> {
     pub fn gc_stats(&self) -> GcStats {
         GcStats {
             versions: self.clock.versions(),
-            sireads: self.ssi.sireads.load(Ordering::Relaxed),
+            sireads: self.ssi.sireads(),
             range_locks: self.ssi.range_locks(),
             retained: self.ssi.retained(),
+            records: self.pool.allocated(),
         }
     }
 }
@@ -164,6 +169,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
             db,
             clock: clock::Clock::default(),
             ssi: ssi::SsiShared::new(tables),
+            pool: state::Pool::default(),
             _mode: PhantomData,
         }
     }
@@ -171,7 +177,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> MvccWorker {
-        MvccWorker::new(id, recording, self.clock.register())
+        MvccWorker::new(id, recording, self.clock.register(), self.ssi.register())
     }
     fn recorder(w: &mut MvccWorker) -> &mut Recorder {
         &mut w.rec

@@ -24,10 +24,9 @@
 //!   the record's mutex, so versions are plain owned values freed by ordinary drops: no epoch-based
 //!   reclamation is needed.
 
-use super::state::TxnShared;
+use super::state::Handle;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 
 /// How many dropped version buffers a worker keeps for reuse.
 pub const SPARE_BUFFERS: usize = 64;
@@ -41,7 +40,7 @@ pub struct Version {
     pub word: u64,
     /// Its writer's record (SSI: the `creator` a reader marks a conflict with); `None` when no running
     /// transaction can overlap it any more, or outside SSI.
-    pub creator: Option<Arc<TxnShared>>,
+    pub creator: Option<Handle>,
     pub data: Box<[u64]>,
 }
 
@@ -51,9 +50,9 @@ pub struct Record {
     /// Commit timestamp of the in-place version (0 for loaded rows and never-existing slots).
     pub cts: u64,
     /// Writer of the in-place version (SSI only).
-    pub creator: Option<Arc<TxnShared>>,
+    pub creator: Option<Handle>,
     /// The EXCLUSIVE lock: the transaction that wrote the record first and has not finished installing.
-    pub lock: Option<Arc<TxnShared>>,
+    pub lock: Option<Handle>,
     /// Older versions, oldest first.
     pub chain: Vec<Version>,
     /// Owners of SIREAD locks on this record (SSI only).

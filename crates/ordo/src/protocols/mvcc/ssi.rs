@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  Fig 3.1 begin(T): T.inConflict = T.outConflict = false     Conflicts::default (state.rs)
-//!  Fig 3.2 commit(T): atomic { if unsafe: abort;               SsiShared::commit (under `latch`)
+//!  Fig 3.2 commit(T): atomic { if unsafe: abort;               SsiShared::commit (latch, or own mutex)
 //!                               mark T committed }
 //!          keep SIREAD locks, suspend T                        SsiShared::retain
 //!          clean up transactions older than every active one   SsiShared::cleanup
@@ -37,13 +37,40 @@
 //! * **victim selection**: the pivot, unless it already committed — then the reader `T_in` (the caller);
 //! * no conflicts are recorded with aborted or doomed transactions;
 //! * **SIREAD → EXCLUSIVE upgrade**: a write drops its own SIREAD lock on the record (txn.rs);
-//! * a transaction is retained after commit only if it holds SIREAD locks or has out-conflicts.
+//! * (not taken: Cahill retains a transaction after commit only if it holds SIREAD locks or has
+//!   out-conflicts; here every committed transaction stays until the horizon passes it, because its
+//!   record is recycled once released and a later reader of an older version still needs its
+//!   commit time.)
+//!
+//! ## Synchronization
+//! * markConflict and the commit check run under one latch (Cahill's "appropriate system latch"), so
+//!   "check the markers, then mark committed" is one step with respect to every markConflict; a
+//!   commit timestamp is taken inside it. The exception is a transaction with no out-conflict,
+//!   which cannot be a dangerous pivot: it commits under its own `conflicts` mutex only (the
+//!   argument is at [`SsiShared::commit`]). Every conflict-list change and every doom also holds the
+//!   target's `conflicts` mutex. Dooming another transaction (`Handle::doom`) is a compare-and-swap
+//!   ACTIVE → DOOMED, so it can neither undo an abort nor hit a transaction that is committing.
+//! * Transactions refer to each other through [`Handle`]s (see `state`): a check of another
+//!   transaction's status reads its record and validates the id, with no shared counter written.
+//!   A handle whose record has been recycled names a *released* transaction: one that aborted, or
+//!   committed at or before the horizon (so it overlaps no running transaction), and whose traces
+//!   are gone. A committed transaction is never released earlier — not even a pure writer with no
+//!   SIREAD lock, which Cahill need not suspend: a later reader must still find its commit time
+//!   through the versions it created (the notes' point), and a pivot through its out-conflicts. Such a transaction can take part in no new rw-edge, and in the checks below:
+//!   - a **running** pivot's committed out-conflicts committed after its snapshot, hence after the
+//!     horizon, so they are never released while it runs: a released out-conflict of a running
+//!     pivot had aborted, and is ignored; likewise its in-conflicts;
+//!   - a **committed** pivot's only needed fact — the earliest commit time among its out-conflicts
+//!     that committed before it — is fixed at its commit (no later out-conflict can commit before
+//!     it) and kept in the pivot itself (`out_first`, set under the latch before it is marked
+//!     committed), so releasing those out-conflicts loses nothing.
 
-use super::state::{TxnShared, ABORTED, COMMITTED, DOOMED, INFINITY};
+use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED, INFINITY};
 use crate::check::TxnId;
 use crate::storage::TableId;
 use crate::txn::{Abort, AbortReason, TxResult};
-use parking_lot::Mutex;
+use crossbeam_utils::CachePadded;
+use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -90,7 +117,7 @@ impl Drop for SpinGuard<'_> {
 pub struct RangeLock {
     pub lo: u64,
     pub hi: u64,
-    pub owner: Arc<TxnShared>,
+    pub owner: Handle,
 }
 
 /// The range SIREAD locks of one table.
@@ -106,11 +133,26 @@ pub struct SsiShared {
     /// Makes markConflict atomic with the commit check (the thesis's "appropriate system latch").
     latch: SpinLatch,
     ranges: Box<[Ranges]>,
-    /// Committed transactions kept for later conflict detection (Cahill's suspended transactions).
-    retained: Mutex<VecDeque<Arc<TxnShared>>>,
-    /// Point SIREAD locks held by committed transactions not yet cleaned up (counted per transaction at
-    /// commit, not per read, to keep the read path free of shared writes).
-    pub sireads: AtomicI64,
+    /// Every worker's [`Retained`] queue (for the occasional sweep and the statistics).
+    workers: RwLock<Vec<Arc<Retained>>>,
+}
+
+/// How often (in commits) a worker also cleans up the other workers' queues, so an idle worker's
+/// retained transactions are released too.
+pub const SWEEP: u32 = 8;
+
+/// One worker's committed transactions kept for later conflict detection (Cahill's suspended
+/// transactions), oldest first, and its count of the point SIREAD locks they hold.
+///
+/// Each worker retains its own transactions and releases them at its next commits, so the queue,
+/// the counter and the released records stay in that worker's cache (a global queue was a shared
+/// mutex taken twice per transaction); every [`SWEEP`]-th commit it also sweeps the other queues.
+#[derive(Debug, Default)]
+pub struct Retained {
+    queue: CachePadded<Mutex<VecDeque<Handle>>>,
+    /// Point SIREAD locks of committed transactions not yet released, counted at commit (not per
+    /// read) and decremented by whoever releases them: only the sum over workers means anything.
+    sireads: AtomicI64,
 }
 
 #[inline]
@@ -118,25 +160,47 @@ fn unsafe_abort() -> Abort {
     Abort::new(AbortReason::Unsafe)
 }
 
-/// Whether a SIREAD lock of `owner` makes a write by `writer` an rw-conflict worth recording (Fig 3.5:
-/// "owner uncommitted or committed after begin(writer)", and §3.7: not aborted or doomed).
+/// Whether a SIREAD lock of `owner` makes a write by `writer` (whose snapshot is `begin`) an
+/// rw-conflict worth recording (Fig 3.5: "owner uncommitted or committed after begin(writer)", and
+/// §3.7: not aborted or doomed).
 #[inline]
-pub fn relevant(owner: &TxnShared, writer: &TxnShared) -> bool {
-    owner.id != writer.id && !owner.is_dead() && owner.cts() > writer.begin
+pub fn relevant(owner: &Handle, writer: TxnId, begin: u64) -> bool {
+    owner.id != writer
+        && match owner.state() {
+            Some((ACTIVE | COMMITTING, _)) => true,
+            Some((COMMITTED, cts)) => cts > begin,
+            _ => false,
+        }
 }
 
-/// The §3.6 test with the notes' fix (see the module doc). Call under the latch.
-fn dangerous(p: &TxnShared) -> bool {
-    let c = p.conflicts.lock();
-    let pc = p.cts();
-    let out_first = c
-        .outs
-        .iter()
-        .map(|o| o.cts())
-        .filter(|&t| t < pc)
+/// The earliest commit time among `outs` (the out-conflicts of a transaction not yet committed, so
+/// a released one had aborted: see the module doc), or [`INFINITY`].
+fn earliest_committed(outs: &[Handle]) -> u64 {
+    outs.iter()
+        .filter_map(|o| o.cts())
         .min()
-        .unwrap_or(INFINITY);
-    out_first != INFINITY && c.ins.iter().any(|i| !i.is_dead() && out_first <= i.cts())
+        .unwrap_or(INFINITY)
+}
+
+/// The §3.6 test with the notes' fix (see the module doc), for a pivot `p` that has not committed.
+/// Call under the latch.
+fn dangerous(p: &Handle) -> bool {
+    p.with_conflicts(|c| {
+        let out_first = earliest_committed(&c.outs);
+        out_first != INFINITY
+            && c.ins.iter().any(|i| match i.state() {
+                Some((ACTIVE | COMMITTING, _)) => true,
+                Some((COMMITTED, cts)) => out_first <= cts,
+                _ => false,
+            })
+    })
+    .unwrap_or(false)
+}
+
+/// Alive: neither aborted, doomed nor released.
+#[inline]
+fn alive(s: Option<(u8, u64)>) -> Option<(u8, u64)> {
+    s.filter(|s| matches!(s.0, ACTIVE | COMMITTING | COMMITTED))
 }
 
 impl SsiShared {
@@ -144,19 +208,13 @@ impl SsiShared {
         SsiShared {
             latch: SpinLatch::default(),
             ranges: (0..tables).map(|_| Ranges::default()).collect(),
-            retained: Mutex::new(VecDeque::new()),
-            sireads: AtomicI64::new(0),
+            workers: RwLock::new(Vec::new()),
         }
     }
 
     /// Cahill Fig 3.3 (with §3.6 and §3.7): records `reader →rw writer` or aborts. `me` is the running
     /// caller (the reader or the writer); `Err` means `me` must abort as unsafe.
-    pub fn mark_conflict(
-        &self,
-        reader: &Arc<TxnShared>,
-        writer: &Arc<TxnShared>,
-        me: &TxnShared,
-    ) -> TxResult<()> {
+    pub fn mark_conflict(&self, reader: Handle, writer: Handle, me: &TxnShared) -> TxResult<()> {
         if reader.id == writer.id {
             return Ok(());
         }
@@ -164,38 +222,39 @@ impl SsiShared {
         if me.status() == DOOMED {
             return Err(unsafe_abort());
         }
-        if reader.is_dead() || writer.is_dead() {
+        let (Some(r), Some(w)) = (alive(reader.state()), alive(writer.state())) else {
             return Ok(());
-        }
-        // The writer already committed as a pivot whose T_out committed before it: the reader is T_in.
-        if writer.status() == COMMITTED {
-            let wc = writer.cts();
-            let earlier_out = writer
-                .conflicts
-                .lock()
-                .outs
-                .iter()
-                .any(|o| o.cts() < wc && o.cts() <= reader.cts());
-            if earlier_out {
+        };
+        // The writer already committed as a pivot whose T_out committed before it: the reader is T_in
+        // (the reader is the caller, running, or it could not meet a committed writer).
+        if w.0 == COMMITTED {
+            let reader_cts = if r.0 == COMMITTED { r.1 } else { INFINITY };
+            if writer
+                .out_first()
+                .is_some_and(|o| o < w.1 && o <= reader_cts)
+            {
                 return Err(unsafe_abort());
             }
         }
-        {
-            let mut rc = reader.conflicts.lock();
-            if rc.outs.iter().any(|o| o.id == writer.id) {
+        let added = reader.with_conflicts(|rc| {
+            if rc.outs.contains(&writer) {
                 // The edge is already known: nothing new to record or check.
-                return Ok(());
+                return false;
             }
-            rc.outs.push(writer.clone());
+            rc.outs.push(writer);
+            true
+        });
+        if added != Some(true) {
+            return Ok(());
         }
-        writer.conflicts.lock().ins.push(reader.clone());
+        writer.with_conflicts(|wc| wc.ins.push(reader));
         // Early abort (§3.7): either end may now be a dangerous pivot; the victim is that pivot.
         for p in [reader, writer] {
-            if p.status() != COMMITTED && dangerous(p) {
-                if p.id == me.id {
+            if p.status() != Some(COMMITTED) && dangerous(&p) {
+                if p.id == me.handle().id {
                     return Err(unsafe_abort());
                 }
-                p.set_status(DOOMED);
+                p.doom();
             }
         }
         Ok(())
@@ -203,13 +262,39 @@ impl SsiShared {
 
     /// Cahill Fig 3.2, the atomic part: refuses to commit a dangerous pivot, else marks `me` committed at
     /// the timestamp `cts()` hands out (taken under the latch, so the check and the commit are one step).
+    ///
+    /// A transaction without out-conflicts commits without the latch, holding only its own
+    /// `conflicts` mutex: it cannot be a dangerous pivot now (no `T_out`), nor later — an
+    /// out-conflict added after this check is pushed under the same mutex, so after it is committed,
+    /// by a writer still running, which therefore commits after it (not "first", §3.6). Dooming it
+    /// also needs that mutex, so it cannot be doomed half-way.
     pub fn commit(&self, me: &TxnShared, cts: impl FnOnce() -> u64) -> TxResult<u64> {
+        {
+            let c = me.conflicts.lock();
+            if c.outs.is_empty() {
+                if me.status() == DOOMED {
+                    return Err(unsafe_abort());
+                }
+                me.set_status(COMMITTING);
+                let t = cts();
+                me.set_out_first(INFINITY);
+                me.set_committed(t);
+                return Ok(t);
+            }
+        }
         let _latch = self.latch.lock();
-        if me.status() == DOOMED || dangerous(me) {
+        let h = me.handle();
+        if me.status() == DOOMED || dangerous(&h) {
             return Err(unsafe_abort());
         }
-        me.set_status(super::state::COMMITTING);
+        me.set_status(COMMITTING);
         let t = cts();
+        // Every out-conflict that committed did so under this latch, before now: its timestamp is
+        // below `t`. Later ones commit after `t` and never count for a committed pivot.
+        let out_first = h
+            .with_conflicts(|c| earliest_committed(&c.outs))
+            .unwrap_or(INFINITY);
+        me.set_out_first(out_first);
         me.set_committed(t);
         Ok(t)
     }
@@ -226,7 +311,7 @@ impl SsiShared {
 
     /// Range SIREAD lock on `lo..=hi` of `table` (§3.5: a scan, or a read of a key never indexed). Taken
     /// *before* the scan walks the index, so any insert either sees the lock or is seen by the scan.
-    pub fn add_range(&self, table: TableId, lo: u64, hi: u64, me: &Arc<TxnShared>) {
+    pub fn add_range(&self, table: TableId, lo: u64, hi: u64, me: Handle) {
         let r = &self.ranges[table as usize];
         let mut locks = r.locks.lock();
         if locks
@@ -235,25 +320,28 @@ impl SsiShared {
         {
             return;
         }
-        locks.push(RangeLock {
-            lo,
-            hi,
-            owner: me.clone(),
-        });
+        locks.push(RangeLock { lo, hi, owner: me });
         r.count.store(locks.len(), Ordering::Release);
     }
 
     /// Fig 3.5 for range locks: a write (insert, delete, update) of `key` conflicts with every range
     /// SIREAD lock covering it. Called after the writer holds the record's EXCLUSIVE lock.
-    pub fn check_ranges(&self, table: TableId, key: u64, writer: &Arc<TxnShared>) -> TxResult<()> {
+    pub fn check_ranges(
+        &self,
+        table: TableId,
+        key: u64,
+        writer: &TxnShared,
+        begin: u64,
+    ) -> TxResult<()> {
+        let h = writer.handle();
         let r = &self.ranges[table as usize];
         if r.count.load(Ordering::Acquire) == 0 {
             return Ok(());
         }
         let locks = r.locks.lock();
         for l in locks.iter() {
-            if l.lo <= key && key <= l.hi && relevant(&l.owner, writer) {
-                self.mark_conflict(&l.owner, writer, writer)?;
+            if l.lo <= key && key <= l.hi && relevant(&l.owner, h.id, begin) {
+                self.mark_conflict(l.owner, h, writer)?;
             }
         }
         Ok(())
@@ -267,56 +355,94 @@ impl SsiShared {
             .sum()
     }
 
+    /// A retention queue for a new worker.
+    pub fn register(&self) -> Arc<Retained> {
+        let r = Arc::new(Retained::default());
+        self.workers.write().push(r.clone());
+        r
+    }
+
     /// Committed transactions retained.
     pub fn retained(&self) -> usize {
-        self.retained.lock().len()
+        self.workers
+            .read()
+            .iter()
+            .map(|w| w.queue.lock().len())
+            .sum()
     }
 
-    /// Suspends a committed transaction that holds SIREAD locks or has out-conflicts (§3.3, §3.7).
-    pub fn retain(&self, t: Arc<TxnShared>) {
-        self.retained.lock().push_back(t);
+    /// Point SIREAD locks held by committed transactions not yet released.
+    pub fn sireads(&self) -> i64 {
+        self.workers
+            .read()
+            .iter()
+            .map(|w| w.sireads.load(Ordering::Relaxed))
+            .sum()
     }
 
-    /// Drops every SSI trace of `t`: its SIREAD locks (range locks at once; point locks become stale,
-    /// see [`SireadList`]) and its conflict lists (which breaks the `Arc` cycles between conflicting
-    /// transactions).
-    pub fn release(&self, t: &TxnShared) {
-        let (sireads, ranges) = {
-            let mut c = t.conflicts.lock();
-            c.ins.clear();
-            c.outs.clear();
-            (
-                std::mem::take(&mut c.sireads),
-                std::mem::take(&mut c.ranges),
-            )
-        };
+    /// Suspends a committed transaction of worker `mine` that holds `sireads` point SIREAD locks
+    /// (§3.3) until the horizon passes it.
+    pub fn retain(&self, mine: &Retained, t: Handle, sireads: usize) {
+        mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
+        mine.queue.lock().push_back(t);
+    }
+
+    /// Drops every SSI trace of `t` (aborted, or committed and overlapping no running transaction):
+    /// its SIREAD locks (range locks at once; point locks become stale, see [`SireadList`]) and its
+    /// conflict lists; then its worker may recycle its record.
+    /// `mine` is the releasing worker's queue (its counter takes the decrement).
+    pub fn release(&self, mine: &Retained, t: Handle) {
+        let (sireads, ranges) = t
+            .with_conflicts(|c| {
+                c.ins.clear();
+                c.outs.clear();
+                (
+                    std::mem::take(&mut c.sireads),
+                    std::mem::take(&mut c.ranges),
+                )
+            })
+            .unwrap_or_default();
         // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
         // writers and dropped by the next transaction that locks the record.
-        self.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
+        mine.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
         for table in ranges {
             let r = &self.ranges[table as usize];
             let mut locks = r.locks.lock();
             locks.retain(|l| l.owner.id != t.id);
             r.count.store(locks.len(), Ordering::Release);
         }
+        t.rec().set_released();
     }
 
-    /// Cahill §3.3: cleans up retained transactions that no running transaction overlaps any more
-    /// (committed at or before the horizon).
-    pub fn cleanup(&self, horizon: u64) {
+    /// Cahill §3.3: cleans up the retained transactions of worker `mine` that no running transaction
+    /// overlaps any more (committed at or before the horizon); with `sweep` (every [`SWEEP`]-th
+    /// commit of the worker) also those of the other workers.
+    pub fn cleanup(&self, mine: &Retained, horizon: u64, sweep: bool) {
+        self.cleanup_queue(mine, mine, horizon);
+        if sweep {
+            for other in self.workers.read().iter() {
+                if !std::ptr::eq(&**other, mine) {
+                    self.cleanup_queue(mine, other, horizon);
+                }
+            }
+        }
+    }
+
+    /// Releases the front of `queue` while it committed at or before the horizon.
+    fn cleanup_queue(&self, mine: &Retained, queue: &Retained, horizon: u64) {
         loop {
             let t = {
-                // Another committer is cleaning up: it will get there (cleanup is never urgent).
-                let Some(mut q) = self.retained.try_lock() else {
+                // Another worker is sweeping this queue: it will get there (never urgent).
+                let Some(mut q) = queue.queue.try_lock() else {
                     return;
                 };
                 match q.front() {
-                    Some(t) if t.cts() <= horizon => q.pop_front(),
+                    Some(t) if t.cts().is_none_or(|c| c <= horizon) => q.pop_front(),
                     _ => None,
                 }
             };
             let Some(t) = t else { break };
-            self.release(&t);
+            self.release(mine, t);
         }
     }
 }
@@ -331,54 +457,109 @@ impl SsiShared {
 /// revisits the records a transaction read.
 #[derive(Debug, Default)]
 pub struct SireadList {
-    first: Option<Arc<TxnShared>>,
-    /// Further owners with their ids inline, so looking for one's own lock dereferences none.
-    rest: Vec<(TxnId, Arc<TxnShared>)>,
+    first: Option<Handle>,
+    rest: Vec<Handle>,
 }
 
-/// A lock nothing can conflict with any more: its owner aborted, or committed at or before the horizon.
+/// A lock nothing can conflict with any more: its owner aborted, or committed at or before the
+/// horizon, or was released.
 #[inline]
-fn stale(o: &TxnShared, horizon: u64) -> bool {
-    o.status() == ABORTED || o.cts() <= horizon
+fn stale(o: &Handle, horizon: u64) -> bool {
+    stale_state(o.state(), horizon)
+}
+
+#[inline]
+fn stale_state(s: Option<(u8, u64)>, horizon: u64) -> bool {
+    match s {
+        None | Some((ABORTED, _)) => true,
+        Some((COMMITTED, cts)) => cts <= horizon,
+        _ => false,
+    }
+}
+
+/// Fig 3.5's test on a state read through a handle: the owner is running, or committed after the
+/// writer's snapshot `begin` (§3.7: not aborted or doomed).
+#[inline]
+pub fn relevant_state(s: (u8, u64), begin: u64) -> bool {
+    match s {
+        (ACTIVE | COMMITTING, _) => true,
+        (COMMITTED, cts) => cts > begin,
+        _ => false,
+    }
 }
 
 impl SireadList {
     /// Cahill Fig 3.4, "take SIREAD lock on x" (the caller holds the record latch). Drops stale locks on
     /// the way (the vector only once it holds a few). Returns whether a new lock was taken.
     #[inline]
-    pub fn lock(&mut self, me: &Arc<TxnShared>, horizon: u64) -> bool {
+    pub fn lock(&mut self, me: Handle, horizon: u64) -> bool {
         match &self.first {
             Some(o) if o.id == me.id => return false,
             Some(o) if !stale(o, horizon) => {}
             _ => {
-                self.first = Some(me.clone());
+                self.first = Some(me);
                 return true;
             }
         }
-        if self.rest.iter().any(|(id, _)| *id == me.id) {
+        if self.rest.iter().any(|o| o.id == me.id) {
             return false;
         }
         if self.rest.len() >= 4 {
-            self.rest.retain(|(_, o)| !stale(o, horizon));
+            self.rest.retain(|o| !stale(o, horizon));
         }
-        self.rest.push((me.id, me.clone()));
+        self.rest.push(me);
         true
+    }
+
+    /// Prefetches the first owner's record (see [`Handle::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Some(o) = &self.first {
+            o.prefetch();
+        }
     }
 
     /// Removes `me`'s lock (upgrade to EXCLUSIVE, abort, cleanup).
     #[inline]
-    pub fn unlock(&mut self, me: &TxnShared) {
-        if self.first.as_ref().is_some_and(|o| o.id == me.id) {
-            self.first = self.rest.pop().map(|(_, o)| o);
-        } else if let Some(i) = self.rest.iter().position(|(id, _)| *id == me.id) {
+    pub fn unlock(&mut self, me: TxnId) {
+        if self.first.is_some_and(|o| o.id == me) {
+            self.first = self.rest.pop();
+        } else if let Some(i) = self.rest.iter().position(|o| o.id == me) {
             self.rest.swap_remove(i);
         }
     }
 
-    /// The owners.
+    /// Fig 3.5 "for each SIREAD lock" for a writer holding the record latch: pushes every owner
+    /// other than `me` whose lock is not stale into `out`, with its state, and drops the stale
+    /// locks on the way (each owner is read once either way, and a list a writer visited holds no
+    /// stale lock for the next one to scan).
     #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<TxnShared>> {
-        self.first.iter().chain(self.rest.iter().map(|(_, o)| o))
+    pub fn live_owners(&mut self, me: TxnId, horizon: u64, out: &mut Vec<(Handle, (u8, u64))>) {
+        let mut i = 0;
+        while i < self.rest.len() {
+            let o = self.rest[i];
+            match o.state() {
+                Some(s) if !stale_state(Some(s), horizon) => {
+                    if o.id != me {
+                        out.push((o, s));
+                    }
+                    i += 1;
+                }
+                _ => {
+                    self.rest.swap_remove(i);
+                }
+            }
+        }
+        if let Some(o) = self.first {
+            match o.state() {
+                Some(s) if !stale_state(Some(s), horizon) => {
+                    if o.id != me {
+                        out.push((o, s));
+                    }
+                }
+                _ => self.first = self.rest.pop(),
+            }
+        }
     }
 }
 

@@ -1,16 +1,36 @@
 //! The shared transaction record: what other transactions may see of a transaction `T` — its status,
-//! snapshot, commit timestamp, the lock it waits for, and (under SSI) its rw-conflicts and SIREAD locks.
+//! commit timestamp, the lock it waits for, and (under SSI) its rw-conflicts and SIREAD locks — and the
+//! [`Handle`] through which data records, lock lists and conflict lists refer to it.
 //!
-//! Records hang off data records (as the owner of an EXCLUSIVE lock, the creator of a version, the
-//! owner of a SIREAD lock) through `Arc`s, so a committed transaction's record outlives it exactly as long
-//! as something can still find it — Cahill's "suspended" transactions (§3.3). The SSI parts
-//! ([`Conflicts`]) are cleared when the transaction stops overlapping any running one, which also breaks
-//! the `Arc` cycles between conflicting transactions.
+//! ## Type-stable records, validated handles
+//!
+//! Records are never freed while the protocol lives: every record ever allocated is kept in the
+//! protocol's pool ([`Pool`]), and a worker **recycles** one of its own records for a new transaction
+//! once the previous transaction in it is [released](TxnShared::is_released) — aborted, or committed
+//! and no longer overlapping any running transaction, with its SSI traces dropped (Cahill §3.3). So a
+//! reference to a transaction is a plain copyable [`Handle`] — the transaction's id and a pointer to
+//! its record — with no reference count: versions (as their creator), EXCLUSIVE locks, SIREAD lists and
+//! conflict lists hold handles, and following one is a read of the record, never a write to it (the
+//! old `Arc`s made every SIREAD lock, version and conflict a shared counter update, and a transaction's
+//! record could not be reused while a stale SIREAD lock still pointed to it).
+//!
+//! A handle is **validated** by comparing its id with the record's: the record's `id` works as a
+//! sequence lock. Recycling (under the record's `conflicts` mutex) first stores `RECYCLING` in `id`,
+//! then resets status and timestamps, then stores the new id; [`Handle::state`] reads `id`, status and
+//! commit timestamp, and `id` again, and trusts what it read only if both ids are the handle's. A
+//! handle whose record was recycled names a released transaction, which by construction nothing needs
+//! any more: it is treated as stale (its SIREAD locks are ignored, it is no conflict), and the one
+//! fact about a released transaction that is still needed later — the commit time of a pivot's
+//! earliest committed out-conflict — is copied into the pivot at its commit (`out_first`).
+//!
+//! Writes to another transaction's record (pushing a conflict, dooming it) happen under that record's
+//! `conflicts` mutex after checking its id there, so they can never land in a recycled record.
 
 use crate::check::TxnId;
 use crate::storage::TableId;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// Running (may still commit or abort).
@@ -28,59 +48,181 @@ pub const COMMITTING: u8 = 4;
 /// A commit timestamp later than any real one: the "commit time" of a running transaction.
 pub const INFINITY: u64 = u64::MAX;
 
-/// The SSI bookkeeping of one transaction, guarded by [`crate::protocols::mvcc::ssi::Ssi`]'s latch for
-/// the conflict lists (markConflict and the commit check are atomic with respect to each other).
+/// The `id` of a record while it is being recycled (no transaction id is 0).
+const RECYCLING: TxnId = 0;
+
+/// The SSI bookkeeping of one transaction. The lists are changed under the SSI latch (markConflict
+/// and the commit check are atomic with respect to each other) and this mutex.
 #[derive(Debug, Default)]
 pub struct Conflicts {
     /// Transactions with an rw-antidependency *into* this one (they read what this one overwrote):
     /// Cahill's `T.inConflict`, kept as the full list so the commit-ordering refinement is exact.
-    pub ins: Vec<Arc<TxnShared>>,
+    pub ins: Vec<Handle>,
     /// Transactions this one has an rw-antidependency to (it read what they overwrote): `T.outConflict`.
-    pub outs: Vec<Arc<TxnShared>>,
+    pub outs: Vec<Handle>,
     /// How many point SIREAD locks this transaction took (for the GC statistics).
     pub sireads: usize,
     /// Whether it holds range SIREAD locks (in tables' predicate lists).
     pub ranges: Vec<TableId>,
 }
 
-/// What other transactions can see of one transaction.
+/// What other transactions can see of one transaction. The fields another transaction reads
+/// through a [`Handle`] come first, on the record's first cache line (`repr(C)`, aligned).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct TxnShared {
-    pub id: TxnId,
-    /// Snapshot timestamp (`T.begin`).
-    pub begin: u64,
+    /// The transaction's id; [`RECYCLING`] while the record is being reset (a sequence lock).
+    id: AtomicU64,
     status: AtomicU8,
     cts: AtomicU64,
+    /// Commit time of its earliest out-conflict that committed before it (set at its commit, under
+    /// the SSI latch; [`INFINITY`] if none): the §3.6 test for a committed pivot.
+    out_first: AtomicU64,
+    /// Its SSI traces are gone and nothing needs the record any more: its worker may recycle it.
+    released: AtomicBool,
     /// The transaction whose EXCLUSIVE lock this one is waiting for (deadlock detection).
-    pub waiting_for: Mutex<Option<Arc<TxnShared>>>,
+    pub waiting_for: Mutex<Option<Handle>>,
     pub conflicts: Mutex<Conflicts>,
 }
 
+/// A reference to a transaction: its id and its (never freed) record. See the module doc.
+#[derive(Clone, Copy, Debug)]
+pub struct Handle {
+    pub id: TxnId,
+    ptr: NonNull<TxnShared>,
+}
+
+// SAFETY: a handle only ever reads the record through atomics and mutexes, and the record outlives
+// every handle (the protocol's pool keeps it until the protocol, and with it every handle, is dropped).
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+impl PartialEq for Handle {
+    fn eq(&self, o: &Handle) -> bool {
+        self.id == o.id
+    }
+}
+
+impl Handle {
+    /// The record (whichever transaction it belongs to now: validate with `id` before trusting it).
+    #[inline]
+    pub fn rec(&self) -> &TxnShared {
+        // SAFETY: records are kept alive by the protocol's pool for as long as any handle exists.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Starts loading the record into the cache (a hint: a handle about to be checked is usually
+    /// another core's transaction, and the check would otherwise wait for the load).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::storage::prefetch(self.ptr.as_ptr());
+    }
+
+    /// Status and commit timestamp of the transaction, read consistently, or `None` if its record was
+    /// recycled (the transaction was released: nothing can conflict with it any more).
+    #[inline]
+    pub fn state(&self) -> Option<(u8, u64)> {
+        let r = self.rec();
+        if r.id.load(Ordering::Acquire) != self.id {
+            return None;
+        }
+        let status = r.status.load(Ordering::Acquire);
+        let cts = r.cts.load(Ordering::Acquire);
+        fence(Ordering::Acquire);
+        if r.id.load(Ordering::Relaxed) != self.id {
+            return None;
+        }
+        Some((status, cts))
+    }
+
+    /// Status, or `None` if released.
+    #[inline]
+    pub fn status(&self) -> Option<u8> {
+        self.state().map(|s| s.0)
+    }
+
+    /// Commit timestamp, [`INFINITY`] while not committed; `None` if released.
+    #[inline]
+    pub fn cts(&self) -> Option<u64> {
+        self.state()
+            .map(|(s, c)| if s == COMMITTED { c } else { INFINITY })
+    }
+
+    /// Aborted, doomed or released: SSI records no conflicts against it (§3.7).
+    #[inline]
+    pub fn is_dead(&self) -> bool {
+        !matches!(self.status(), Some(ACTIVE | COMMITTING | COMMITTED))
+    }
+
+    /// Runs `f` on the conflict lists if the record still belongs to this transaction.
+    #[inline]
+    pub fn with_conflicts<R>(&self, f: impl FnOnce(&mut Conflicts) -> R) -> Option<R> {
+        let r = self.rec();
+        let mut c = r.conflicts.lock();
+        (r.id.load(Ordering::Acquire) == self.id).then(|| f(&mut c))
+    }
+
+    /// §3.7: makes a running transaction the victim of a dangerous structure (it aborts at its next
+    /// step). No effect if it already finished or was recycled.
+    pub fn doom(&self) {
+        let r = self.rec();
+        let _c = r.conflicts.lock();
+        if r.id.load(Ordering::Acquire) == self.id {
+            let _ = r
+                .status
+                .compare_exchange(ACTIVE, DOOMED, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// The §3.6 value of a committed pivot (see `TxnShared::out_first`); `None` if released.
+    #[inline]
+    pub fn out_first(&self) -> Option<u64> {
+        let r = self.rec();
+        let v = r.out_first.load(Ordering::Acquire);
+        (r.id.load(Ordering::Acquire) == self.id).then_some(v)
+    }
+}
+
 impl TxnShared {
-    pub fn new(id: TxnId, begin: u64) -> Self {
+    fn new(id: TxnId) -> Self {
         TxnShared {
-            id,
-            begin,
+            id: AtomicU64::new(id),
             status: AtomicU8::new(ACTIVE),
             cts: AtomicU64::new(INFINITY),
+            out_first: AtomicU64::new(INFINITY),
+            released: AtomicBool::new(false),
             waiting_for: Mutex::new(None),
             conflicts: Mutex::new(Conflicts::default()),
         }
     }
-    /// Makes a record nobody else references any more (the caller holds the only `Arc`) the record of
-    /// a new transaction, keeping the conflict lists' capacity: no allocation per transaction.
-    pub fn reset(&mut self, id: TxnId, begin: u64) {
-        self.id = id;
-        self.begin = begin;
-        *self.status.get_mut() = ACTIVE;
-        *self.cts.get_mut() = INFINITY;
-        *self.waiting_for.get_mut() = None;
-        let c = self.conflicts.get_mut();
+
+    /// The handle of the transaction that owns the record now (call only from that transaction).
+    #[inline]
+    pub fn handle(&self) -> Handle {
+        Handle {
+            id: self.id.load(Ordering::Relaxed),
+            ptr: NonNull::from(self),
+        }
+    }
+
+    /// Makes a released record the record of transaction `id`, keeping the conflict lists' capacity.
+    fn recycle(&self, id: TxnId) {
+        let mut c = self.conflicts.lock();
+        self.id.store(RECYCLING, Ordering::Relaxed);
+        fence(Ordering::Release);
+        self.status.store(ACTIVE, Ordering::Relaxed);
+        self.cts.store(INFINITY, Ordering::Relaxed);
+        self.out_first.store(INFINITY, Ordering::Relaxed);
+        self.released.store(false, Ordering::Relaxed);
+        *self.waiting_for.lock() = None;
         c.ins.clear();
         c.outs.clear();
         c.sireads = 0;
         c.ranges.clear();
+        self.id.store(id, Ordering::Release);
     }
+
+    /// Own status (only the owner calls the `status`/`set_*` methods on its record).
     #[inline]
     pub fn status(&self) -> u8 {
         self.status.load(Ordering::Acquire)
@@ -93,22 +235,50 @@ impl TxnShared {
         self.cts.store(cts, Ordering::Release);
         self.status.store(COMMITTED, Ordering::Release);
     }
-    #[inline]
-    pub fn is_committed(&self) -> bool {
-        self.status() == COMMITTED
+    /// Records the §3.6 value at commit (under the SSI latch).
+    pub fn set_out_first(&self, t: u64) {
+        self.out_first.store(t, Ordering::Release);
     }
-    /// Aborted or doomed: SSI records no conflicts against it (§3.7).
-    #[inline]
-    pub fn is_dead(&self) -> bool {
-        matches!(self.status(), ABORTED | DOOMED)
+    /// Its worker may recycle it from now on (the last thing done to a finished transaction).
+    pub fn set_released(&self) {
+        self.released.store(true, Ordering::Release);
     }
-    /// Commit timestamp, or [`INFINITY`] while not committed.
-    #[inline]
-    pub fn cts(&self) -> u64 {
-        if self.is_committed() {
-            self.cts.load(Ordering::Acquire)
-        } else {
-            INFINITY
-        }
+    pub fn is_released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+}
+
+/// Every record ever allocated, kept until the protocol is dropped (what makes handles valid).
+#[derive(Debug, Default)]
+pub struct Pool(Mutex<Vec<Arc<TxnShared>>>);
+
+impl Pool {
+    /// A record for transaction `id`: the oldest of `mine` (the worker's records, oldest first) if
+    /// it was released, else a new one (registered in the pool). The record is pushed back onto
+    /// `mine` and a reference to it returned.
+    pub fn record(
+        &self,
+        mine: &mut std::collections::VecDeque<Arc<TxnShared>>,
+        id: TxnId,
+    ) -> Arc<TxnShared> {
+        let t = match mine.front() {
+            Some(t) if t.is_released() => {
+                let t = mine.pop_front().expect("front exists");
+                t.recycle(id);
+                t
+            }
+            _ => {
+                let t = Arc::new(TxnShared::new(id));
+                self.0.lock().push(t.clone());
+                t
+            }
+        };
+        mine.push_back(t.clone());
+        t
+    }
+
+    /// Records allocated so far.
+    pub fn allocated(&self) -> usize {
+        self.0.lock().len()
     }
 }

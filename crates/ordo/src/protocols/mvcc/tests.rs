@@ -1,7 +1,7 @@
 //! The `Tx` contract, first-updater-wins, waits and deadlocks, read committed, garbage collection, and
 //! randomized multi-threaded histories judged by the checker.
 
-use super::{Mode, Mvcc, MvccWorker, Rc, Si, Ssi};
+use super::{Mode, Mvcc, MvccTx, MvccWorker, Rc, Si, Ssi};
 use crate::check::{check, AnomalyKind, History, Report};
 use crate::protocols::conformance::{self, open_small, B, KV};
 use crate::protocols::Protocol;
@@ -56,12 +56,37 @@ fn snapshot_reads_ignore_later_commits_but_read_committed_sees_them() {
     );
 }
 
+/// The snapshot is taken at the first operation (as PostgreSQL does), not at `begin`: a transaction
+/// created before a commit but first used after it sees the commit.
+#[test]
+fn the_snapshot_is_taken_at_the_first_operation() {
+    fn sees_the_commit<M: Mode>() -> (i64, i64) {
+        let p: Mvcc<M> = open_small();
+        let (mut w1, mut w2, mut w3) = (p.worker(0, false), p.worker(1, false), p.worker(2, false));
+        let mut lazy = p.begin(&mut w1);
+        let mut forced = p.begin(&mut w3);
+        forced.snapshot();
+        let mut w = p.begin(&mut w2);
+        w.update(KV, 10, one(), |row| row.set_int(B, 7)).unwrap();
+        w.commit().unwrap();
+        let got = |t: &mut MvccTx<'_, M>| t.get(KV, 10, one()).unwrap().unwrap().int(B);
+        let seen = (got(&mut lazy), got(&mut forced));
+        lazy.commit().unwrap();
+        forced.commit().unwrap();
+        seen
+    }
+    assert_eq!(sees_the_commit::<Si>(), (7, 0));
+    assert_eq!(sees_the_commit::<Ssi>(), (7, 0));
+    assert_eq!(sees_the_commit::<Rc>(), (7, 7));
+}
+
 #[test]
 fn first_updater_wins_under_si_and_ssi_but_not_read_committed() {
     fn second_writer<M: Mode>() -> Result<(), AbortReason> {
         let p: Mvcc<M> = open_small();
         let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
         let mut late = p.begin(&mut w1);
+        late.snapshot();
         let mut t = p.begin(&mut w2);
         t.update(KV, 10, one(), |r| r.set_int(B, 1)).unwrap();
         t.commit().unwrap();
@@ -276,11 +301,14 @@ fn long_runs_keep_multi_version_state_bounded() {
         peak.versions = peak.versions.max(g.versions);
         peak.sireads = peak.sireads.max(g.sireads);
         peak.retained = peak.retained.max(g.retained);
+        peak.records = peak.records.max(g.records);
     }
     // 20 000 rounds installed ~40 000 versions; only those an overlapping snapshot needs stay.
     assert!(peak.versions <= 20, "{peak:?}");
     assert!(peak.sireads <= 20, "{peak:?}");
     assert!(peak.retained <= 20, "{peak:?}");
+    // ~40 000 transactions ran on ~20 records: each worker recycles its released ones.
+    assert!(peak.records <= 20, "{peak:?}");
 
     // A long reader pins the versions its snapshot needs …
     let mut long = p.begin(&mut w3);
@@ -296,10 +324,13 @@ fn long_runs_keep_multi_version_state_bounded() {
         "the snapshot is intact"
     );
     long.commit().unwrap();
-    // … and once it ends, the next commit and a pass over the keys free them all.
-    let mut t = p.begin(&mut w1);
-    t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
-    t.commit().unwrap();
+    // … and once it ends, the next commits (each releases its worker's retained transactions, every
+    // SWEEP-th the other workers' too) and a pass over the keys free them all.
+    for _ in 0..super::ssi::SWEEP {
+        let mut t = p.begin(&mut w1);
+        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+    }
     let mut t = p.begin(&mut w1);
     t.scan(KV, 0, 99, one(), |_, _| true).unwrap();
     t.commit().unwrap();

@@ -72,7 +72,11 @@ pub(super) fn run<M: Mode>(schedule: &str) -> Run {
         }
         let res = match op {
             'b' => {
-                txs[n] = Some(p.begin(free[n].take().unwrap()));
+                // `b_i` is where the schedules place T_i's snapshot (the store takes it lazily, at
+                // the first operation, unless forced).
+                let mut tx = p.begin(free[n].take().unwrap());
+                tx.snapshot();
+                txs[n] = Some(tx);
                 Ok(())
             }
             'c' => {
@@ -171,6 +175,7 @@ fn read_only_anomaly_survives_when_queries_run_at_si() {
     to.update(KV, 30, one, |r| r.set_int(B, 1)).unwrap();
     to.commit().unwrap();
     let mut ti = p.begin(&mut c[0]);
+    ti.snapshot();
     ti.run_as_query_at_si();
     tp.update(KV, 10, one, |r| r.set_int(B, 1)).unwrap();
     tp.commit().unwrap();
@@ -182,6 +187,46 @@ fn read_only_anomaly_survives_when_queries_run_at_si() {
         txns.extend(Mvcc::<Ssi>::recorder(w).take());
     }
     assert!(!check(&History { txns }).is_serializable());
+}
+
+/// Schedule (a) of the read-only anomaly, with T_out a pure writer (no SIREAD lock, so Cahill would
+/// not even suspend it) whose worker runs on, so T_out's record is recycled before the pivot commits
+/// and before T_in reads: the pivot must still know T_out committed first, and T_in must abort.
+#[test]
+fn a_recycled_t_out_still_makes_the_committed_pivot_dangerous() {
+    let p: Mvcc<Ssi> = open_small();
+    let mut ws: Vec<_> = (0..3).map(|i| p.worker(i, true)).collect();
+    let (a, rest) = ws.split_at_mut(1);
+    let (b, c) = rest.split_at_mut(1);
+    let one = ColumnSet::one(B);
+    let mut tp = p.begin(&mut a[0]);
+    tp.get(KV, 20, one).unwrap();
+    let mut to = p.begin(&mut b[0]);
+    to.update(KV, 20, one, |r| r.set_int(B, 1)).unwrap();
+    to.update(KV, 30, one, |r| r.set_int(B, 1)).unwrap();
+    to.commit().unwrap();
+    for _ in 0..4 {
+        let mut t = p.begin(&mut b[0]);
+        t.update(KV, 90, one, |r| r.set_int(B, r.int(B) + 1))
+            .unwrap();
+        t.commit().unwrap();
+    }
+    let mut ti = p.begin(&mut c[0]);
+    ti.snapshot();
+    tp.update(KV, 10, one, |r| r.set_int(B, 1)).unwrap();
+    tp.commit().unwrap();
+    let r = ti.get(KV, 10, one).map(|_| ());
+    assert_eq!(
+        r.map_err(|a| a.reason),
+        Err(AbortReason::Unsafe),
+        "T_in aborts at r_i(x)"
+    );
+    drop(ti);
+    let mut txns = Vec::new();
+    for w in ws.iter_mut() {
+        txns.extend(Mvcc::<Ssi>::recorder(w).take());
+    }
+    assert!(check(&History { txns }).is_serializable());
 }
 
 #[test]

@@ -12,12 +12,13 @@
 //!   new image goes in place, the lock is released.
 
 use super::record::{MvMeta, Record, Visible};
-use super::state::{TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
+use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
 use super::{clock::SnapshotSlot, ssi, Mode, Mvcc};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
 use crate::txn::{wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use parking_lot::MutexGuard;
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,17 +36,26 @@ pub struct MvccWorker {
     buf: Vec<u64>,
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
-    /// Records of this worker's finished transactions, reused once nothing else references them.
-    spent: Vec<Arc<TxnShared>>,
+    /// Scratch list of the SIREAD owners a write visits.
+    owners: Vec<(Handle, (u8, u64))>,
+    /// This worker's retained committed transactions (SSI).
+    retained: Arc<ssi::Retained>,
+    /// Commits so far (every `ssi::SWEEP`-th also cleans up the other workers' queues).
+    commits: u32,
+    /// This worker's transaction records, oldest first (the last is the running transaction's);
+    /// the oldest is recycled once released (see `state`).
+    spent: VecDeque<Arc<TxnShared>>,
     /// Buffers of dropped versions, reused for the versions this worker's commits push.
     spare: Vec<Box<[u64]>>,
 }
 
-/// How many finished transaction records a worker keeps looking at for reuse.
-const SPENT: usize = 8;
-
 impl MvccWorker {
-    pub(super) fn new(id: u32, recording: bool, slot: Arc<SnapshotSlot>) -> Self {
+    pub(super) fn new(
+        id: u32,
+        recording: bool,
+        slot: Arc<SnapshotSlot>,
+        retained: Arc<ssi::Retained>,
+    ) -> Self {
         MvccWorker {
             ids: TxnIds::new(id),
             rec: Recorder::new(id, recording),
@@ -54,7 +64,10 @@ impl MvccWorker {
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
-            spent: Vec::with_capacity(SPENT),
+            owners: Vec::new(),
+            retained,
+            commits: 0,
+            spent: VecDeque::new(),
             spare: Vec::new(),
         }
     }
@@ -88,7 +101,11 @@ pub struct MvccTx<'w, M: Mode> {
     p: &'w Mvcc<M>,
     w: &'w mut MvccWorker,
     me: Arc<TxnShared>,
-    /// The GC horizon when the transaction began (a stale horizon is a safe one: it only keeps more).
+    /// `me`'s handle (its id and record).
+    h: Handle,
+    /// Snapshot timestamp (`T.begin`), or [`NO_SNAPSHOT`] until the first operation takes it.
+    begin: u64,
+    /// The GC horizon when the snapshot was taken (a stale horizon is a safe one: it only keeps more).
     horizon: u64,
     done: bool,
     /// §3.8: a read-only query run at plain SI under `ssi` (no SIREAD locks, no conflicts).
@@ -100,6 +117,9 @@ pub struct MvccTx<'w, M: Mode> {
 fn copy_cols(schema: &Schema, cols: ColumnSet, src: &[u64], out: &mut [u64]) {
     schema.for_each_word_run(cols, |r| out[r.clone()].copy_from_slice(&src[r]));
 }
+
+/// `MvccTx::begin` before the first operation.
+const NO_SNAPSHOT: u64 = u64::MAX;
 
 fn update_conflict() -> Abort {
     Abort::new(AbortReason::UpdateConflict)
@@ -122,24 +142,16 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         w.images.clear();
         w.sireads = 0;
         let id = w.ids.next_id();
-        let begin = p.clock.begin(&w.slot);
-        // A record of an earlier transaction that no version, lock or conflict list points to any more
-        // is this one's (no allocation); otherwise a new one.
-        let me = match w.spent.iter_mut().position(|t| Arc::get_mut(t).is_some()) {
-            Some(i) => {
-                let mut t = w.spent.swap_remove(i);
-                Arc::get_mut(&mut t)
-                    .expect("checked unique")
-                    .reset(id, begin);
-                t
-            }
-            None => Arc::new(TxnShared::new(id, begin)),
-        };
+        // The worker's oldest record if it was released (no allocation), else a new one.
+        let me = p.pool.record(&mut w.spent, id);
+        let h = me.handle();
         MvccTx {
             p,
             w,
             me,
-            horizon: p.clock.horizon(),
+            h,
+            begin: NO_SNAPSHOT,
+            horizon: 0,
             done: false,
             query: false,
         }
@@ -152,18 +164,30 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         self.query = M::SSI;
     }
 
-    /// This transaction's snapshot timestamp.
-    pub fn snapshot(&self) -> u64 {
-        self.me.begin
+    /// This transaction's snapshot timestamp, taken now if no operation took it yet.
+    ///
+    /// As in PostgreSQL, the snapshot is taken at the transaction's **first operation**, not when it
+    /// is created: an interactive (SQL) transaction whose `BEGIN` comes long before its first statement
+    /// sees the commits made in between. A program runs its first operation at once, so for it the
+    /// two are the same. Calling this forces the snapshot (the schedule tests' `b_i` step).
+    #[inline]
+    pub fn snapshot(&mut self) -> u64 {
+        if self.begin == NO_SNAPSHOT {
+            self.begin = self.p.clock.begin(&self.w.slot);
+            self.horizon = self.p.clock.horizon();
+        }
+        self.begin
     }
 
-    /// The snapshot the next statement reads at.
+    /// The snapshot the next statement reads at (under `rc` a fresh one per statement; the first one
+    /// is still published, which keeps the horizon safe).
     #[inline]
-    fn statement_snapshot(&self) -> u64 {
+    fn statement_snapshot(&mut self) -> u64 {
+        let first = self.snapshot();
         if M::RC {
             self.p.clock.statement()
         } else {
-            self.me.begin
+            first
         }
     }
 
@@ -195,9 +219,9 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let mut spins = 0;
         loop {
             let rec = meta.0.lock();
-            let settling = rec.lock.as_ref().is_some_and(|l| match l.status() {
-                COMMITTING => true,
-                COMMITTED => l.cts() <= s,
+            let settling = rec.lock.is_some_and(|l| match l.state() {
+                Some((COMMITTING, _)) => true,
+                Some((COMMITTED, cts)) => cts <= s,
                 _ => false,
             });
             if !settling {
@@ -222,6 +246,10 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let p = self.p;
         let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
+        if self.tracks_reads() {
+            // Overlaps the load of the SIREAD owner's record with copying the row.
+            rec.sireads.prefetch();
+        }
         if !rec.chain.is_empty() || rec.creator.is_some() {
             rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
         }
@@ -243,14 +271,14 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             Visible::None => ABSENT,
         };
         if self.tracks_reads() {
-            let me = &self.me;
-            if point && rec.sireads.lock(me, horizon) {
+            let (me, h) = (&*self.me, self.h);
+            if point && rec.sireads.lock(h, horizon) {
                 self.w.sireads += 1;
             }
             // A writer holding the EXCLUSIVE lock will create a version newer than the one read.
-            if let Some(l) = &rec.lock {
-                if l.id != me.id {
-                    p.ssi.mark_conflict(me, l, me)?;
+            if let Some(l) = rec.lock {
+                if l.id != h.id {
+                    p.ssi.mark_conflict(h, l, me)?;
                 }
             }
             // Every committed version newer than the one read: markConflict(T, creator).
@@ -260,13 +288,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 Visible::None => &rec.chain[..],
             };
             for v in newer {
-                if let Some(c) = &v.creator {
-                    p.ssi.mark_conflict(me, c, me)?;
+                if let Some(c) = v.creator {
+                    p.ssi.mark_conflict(h, c, me)?;
                 }
             }
             if vis != Visible::InPlace {
-                if let Some(c) = &rec.creator {
-                    p.ssi.mark_conflict(me, c, me)?;
+                if let Some(c) = rec.creator {
+                    p.ssi.mark_conflict(h, c, me)?;
                 }
             }
         }
@@ -276,13 +304,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     /// Waits for `holder` to finish (it holds an EXCLUSIVE lock this transaction wants), bracketed by
     /// [`wait::blocked`]. Follows the waits-for chain: a cycle back to this transaction, or a wait past
     /// [`WAIT_LIMIT`], ends in a `Deadlock` abort.
-    fn wait_for(&self, holder: &Arc<TxnShared>) -> TxResult<()> {
+    fn wait_for(&self, holder: Handle) -> TxResult<()> {
         let blocked = wait::blocked();
-        *self.me.waiting_for.lock() = Some(holder.clone());
+        *self.me.waiting_for.lock() = Some(holder);
         let start = Instant::now();
         let mut spins = 0u32;
         let out = loop {
-            if !matches!(holder.status(), ACTIVE | DOOMED) {
+            if !matches!(holder.status(), Some(ACTIVE | DOOMED)) {
                 break Ok(());
             }
             if M::SSI && self.me.status() == DOOMED {
@@ -304,13 +332,17 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         out
     }
 
-    /// Whether the waits-for chain starting at `holder` leads back to this transaction.
-    fn waits_for_me(&self, holder: &Arc<TxnShared>) -> bool {
-        let mut cur = holder.clone();
+    /// Whether the waits-for chain starting at `holder` leads back to this transaction (a link read
+    /// from a record recycled meanwhile ends the chain).
+    fn waits_for_me(&self, holder: Handle) -> bool {
+        let mut cur = holder;
         for _ in 0..64 {
-            let next = cur.waiting_for.lock().clone();
+            let next = *cur.rec().waiting_for.lock();
+            if cur.status().is_none() {
+                return false;
+            }
             match next {
-                Some(n) if n.id == self.me.id => return true,
+                Some(n) if n.id == self.h.id => return true,
                 Some(n) => cur = n,
                 None => return false,
             }
@@ -326,16 +358,16 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             return Err(Abort::user("a query run at SI may not write"));
         }
         let p = self.p;
-        let s = self.me.begin;
+        let s = self.snapshot();
         let mut spins = 0;
         loop {
             self.check_doomed()?;
             let mut rec = t.meta(rid).0.lock();
-            if let Some(l) = rec.lock.clone() {
+            if let Some(l) = rec.lock {
                 drop(rec);
-                match l.status() {
-                    ACTIVE | DOOMED => self.wait_for(&l)?,
-                    COMMITTED if !M::RC && l.cts() > s => return Err(update_conflict()),
+                match l.state() {
+                    Some((ACTIVE | DOOMED, _)) => self.wait_for(l)?,
+                    Some((COMMITTED, cts)) if !M::RC && cts > s => return Err(update_conflict()),
                     _ => pause(&mut spins),
                 }
                 continue;
@@ -343,7 +375,10 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             if !M::RC && rec.cts > s {
                 return Err(update_conflict());
             }
-            rec.lock = Some(self.me.clone());
+            rec.lock = Some(self.h);
+            if M::SSI {
+                rec.sireads.prefetch();
+            }
             let words = t.schema().row_words();
             let off = self.w.images.len();
             self.w.images.resize(off + words, 0);
@@ -359,14 +394,19 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             });
             if M::SSI {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
-                rec.sireads.unlock(&self.me);
-                for owner in rec.sireads.iter() {
-                    if ssi::relevant(owner, &self.me) {
-                        p.ssi.mark_conflict(owner, &self.me, &self.me)?;
+                let h = self.h;
+                rec.sireads.unlock(h.id);
+                let mut owners = std::mem::take(&mut self.w.owners);
+                owners.clear();
+                rec.sireads.live_owners(h.id, self.horizon, &mut owners);
+                for &(owner, state) in &owners {
+                    if ssi::relevant_state(state, s) {
+                        p.ssi.mark_conflict(owner, h, &self.me)?;
                     }
                 }
+                self.w.owners = owners;
                 drop(rec);
-                p.ssi.check_ranges(t.id(), key, &self.me)?;
+                p.ssi.check_ranges(t.id(), key, &self.me, s)?;
             }
             return Ok(self.w.writes.len() - 1);
         }
@@ -376,21 +416,12 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     fn own_row(&mut self, i: usize) -> Option<usize> {
         let e = self.w.writes[i];
         let word = if e.kind == Kind::Row {
-            self.me.id
+            self.h.id
         } else {
-            self.me.id | ABSENT
+            self.h.id | ABSENT
         };
         self.w.rec.read(e.table, e.key, word);
         (e.kind == Kind::Row).then_some(e.off)
-    }
-
-    /// Keeps the finished transaction's record among the worker's candidates for reuse (it is reused
-    /// only once every other reference is gone; a full list drops its oldest candidate).
-    fn keep_for_reuse(&mut self) {
-        if self.w.spent.len() >= SPENT {
-            self.w.spent.remove(0);
-        }
-        self.w.spent.push(self.me.clone());
     }
 
     /// Releases every EXCLUSIVE lock and SSI trace; the transaction ends aborted.
@@ -400,16 +431,17 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let db = &self.p.db;
         for e in &self.w.writes {
             let mut rec = db.table(e.table).meta(e.rid).0.lock();
-            if rec.lock.as_ref().is_some_and(|l| l.id == self.me.id) {
+            if rec.lock.is_some_and(|l| l.id == self.h.id) {
                 rec.lock = None;
             }
         }
         if M::SSI {
-            self.p.ssi.release(&self.me);
+            self.p.ssi.release(&self.w.retained, self.h);
+        } else {
+            self.me.set_released();
         }
         self.p.clock.end(&self.w.slot);
-        self.w.rec.finish(self.me.id, false);
-        self.keep_for_reuse();
+        self.w.rec.finish(self.h.id, false);
     }
 
     /// Commit step 2: installs every write under timestamp `cts`; `horizon` tells whether the replaced
@@ -442,14 +474,14 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                     t.write_from(e.rid, e.written, image);
                 }
                 let word = if deleted {
-                    self.me.id | ABSENT
+                    self.h.id | ABSENT
                 } else {
-                    self.me.id
+                    self.h.id
                 };
                 t.version(e.rid).store(word, Ordering::Release);
                 rec.cts = cts;
                 if M::SSI {
-                    rec.creator = Some(self.me.clone());
+                    rec.creator = Some(self.h);
                 }
                 self.w.rec.write(e.table, e.key, old, deleted);
             }
@@ -461,11 +493,12 @@ impl<'w, M: Mode> MvccTx<'w, M> {
 
 impl<M: Mode> Tx for MvccTx<'_, M> {
     fn id(&self) -> TxnId {
-        self.me.id
+        self.h.id
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         if let Some(i) = self.find_write(table, key) {
             let words = t.schema().row_words();
@@ -476,7 +509,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         let mut slot = t.lookup(key);
         if slot.is_none() && self.tracks_reads() {
             // §3.5: the absence of a key is read through a range lock on it, then looked up again.
-            self.p.ssi.add_range(table, key, key, &self.me);
+            self.p.ssi.add_range(table, key, key, self.h);
             ssi::remember_range(&self.me, table);
             slot = t.lookup(key);
         }
@@ -502,6 +535,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         let words = t.schema().row_words();
         let i = match self.find_write(table, key) {
@@ -539,6 +573,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         let words = t.schema().row_words();
         let duplicate = || {
@@ -569,6 +604,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         let i = match self.find_write(table, key) {
             Some(i) => i,
@@ -599,11 +635,12 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
         self.check_doomed()?;
+        self.snapshot();
         let t = self.p.db.table(table);
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
             // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).
-            self.p.ssi.add_range(table, lo, hi, &self.me);
+            self.p.ssi.add_range(table, lo, hi, self.h);
             ssi::remember_range(&self.me, table);
         }
         let s = self.statement_snapshot();
@@ -654,24 +691,20 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         let horizon = p.clock.refresh_horizon();
         self.install(cts, horizon);
         if M::SSI {
-            let keep = {
-                let mut c = self.me.conflicts.lock();
-                p.ssi
-                    .sireads
-                    .fetch_add(self.w.sireads as i64, Ordering::Relaxed);
-                c.sireads = self.w.sireads;
-                c.sireads > 0 || !c.ranges.is_empty() || !c.outs.is_empty()
-            };
-            if keep {
-                p.ssi.retain(self.me.clone());
-            } else {
-                p.ssi.release(&self.me);
-            }
-            p.ssi.cleanup(horizon);
+            self.me.conflicts.lock().sireads = self.w.sireads;
+            // Every committed transaction is retained until the horizon passes it, even one without
+            // SIREAD locks or out-conflicts: a reader may still find its version (or a pivot hold it
+            // as T_out) and must see its commit timestamp, so its record may not be recycled yet.
+            let mine = &*self.w.retained;
+            p.ssi.retain(mine, self.h, self.w.sireads);
+            self.w.commits = self.w.commits.wrapping_add(1);
+            p.ssi
+                .cleanup(mine, horizon, self.w.commits.is_multiple_of(ssi::SWEEP));
+        } else {
+            self.me.set_released();
         }
         debug_assert_eq!(self.me.status(), COMMITTED);
-        self.w.rec.finish(self.me.id, true);
-        self.keep_for_reuse();
+        self.w.rec.finish(self.h.id, true);
         Ok(())
     }
 
