@@ -47,7 +47,8 @@
 //!   "check the markers, then mark committed" is one step with respect to every markConflict; a
 //!   commit timestamp is taken inside it. The exception is a transaction with no out-conflict,
 //!   which cannot be a dangerous pivot: it commits under its own `conflicts` mutex only (the
-//!   argument is at [`SsiShared::commit`]). Every conflict-list change and every doom also holds the
+//!   argument is at [`SsiShared::commit`]); a latched check therefore takes its own timestamp
+//!   first and waits for an out-conflict caught in `COMMITTING`. Every conflict-list change and every doom also holds the
 //!   target's `conflicts` mutex. Dooming another transaction (`Handle::doom`) is a compare-and-swap
 //!   ACTIVE → DOOMED, so it can neither undo an abort nor hit a transaction that is committing.
 //! * Transactions refer to each other through [`Handle`]s (see `state`): a check of another
@@ -173,28 +174,58 @@ pub fn relevant(owner: &Handle, writer: TxnId, begin: u64) -> bool {
         }
 }
 
-/// The earliest commit time among `outs` (the out-conflicts of a transaction not yet committed, so
-/// a released one had aborted: see the module doc), or [`INFINITY`].
-fn earliest_committed(outs: &[Handle]) -> u64 {
+/// The state of `o` once it is not `COMMITTING`: a transaction in that state has taken (or is
+/// taking) its commit timestamp and will publish it, or abort, within a few instructions — a
+/// latch-free commit (see [`SsiShared::commit`]) or a latched commit that failed its check — and
+/// holds nothing the caller may hold while it finishes. Without the wait, a latch holder could
+/// read an out-conflict as running although its timestamp is already below the caller's.
+fn settled(o: &Handle) -> Option<(u8, u64)> {
+    let mut spins = 0u32;
+    loop {
+        match o.state() {
+            Some((COMMITTING, _)) => {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            s => return s,
+        }
+    }
+}
+
+/// The earliest commit time below `before` among `outs` (the out-conflicts of a transaction not yet
+/// committed, so a released one had aborted: see the module doc), or [`INFINITY`].
+fn earliest_committed(outs: &[Handle], before: u64) -> u64 {
     outs.iter()
-        .filter_map(|o| o.cts())
+        .filter_map(|o| match settled(o) {
+            Some((COMMITTED, cts)) if cts < before => Some(cts),
+            _ => None,
+        })
         .min()
         .unwrap_or(INFINITY)
 }
 
-/// The §3.6 test with the notes' fix (see the module doc), for a pivot `p` that has not committed.
-/// Call under the latch.
+/// The §3.6 test with the notes' fix on `p`'s conflict lists, for a pivot that has not committed
+/// (or is committing at `before`): a `T_out` committed first and a `T_in` that did not commit before
+/// it. Returns whether `p` is dangerous and its earliest committed out-conflict.
+fn dangerous_lists(c: &super::state::Conflicts, before: u64) -> (bool, u64) {
+    let out_first = earliest_committed(&c.outs, before);
+    let dangerous = out_first != INFINITY
+        && c.ins.iter().any(|i| match i.state() {
+            Some((ACTIVE | COMMITTING, _)) => true,
+            Some((COMMITTED, cts)) => out_first <= cts,
+            _ => false,
+        });
+    (dangerous, out_first)
+}
+
+/// [`dangerous_lists`] for a running pivot `p`. Call under the latch.
 fn dangerous(p: &Handle) -> bool {
-    p.with_conflicts(|c| {
-        let out_first = earliest_committed(&c.outs);
-        out_first != INFINITY
-            && c.ins.iter().any(|i| match i.state() {
-                Some((ACTIVE | COMMITTING, _)) => true,
-                Some((COMMITTED, cts)) => out_first <= cts,
-                _ => false,
-            })
-    })
-    .unwrap_or(false)
+    p.with_conflicts(|c| dangerous_lists(c, INFINITY).0)
+        .unwrap_or(false)
 }
 
 /// Alive: neither aborted, doomed nor released.
@@ -267,7 +298,12 @@ impl SsiShared {
     /// `conflicts` mutex: it cannot be a dangerous pivot now (no `T_out`), nor later — an
     /// out-conflict added after this check is pushed under the same mutex, so after it is committed,
     /// by a writer still running, which therefore commits after it (not "first", §3.6). Dooming it
-    /// also needs that mutex, so it cannot be doomed half-way.
+    /// also needs that mutex, so it cannot be doomed half-way. It may, however, be some pivot's
+    /// `T_out` and take its timestamp while that pivot's check runs under the latch: so the latched
+    /// path takes its own timestamp *before* its check, and every check waits for an out-conflict
+    /// in `COMMITTING` to settle ([`settled`]) — otherwise a pivot could read its `T_out` as running,
+    /// commit after it, and record no `out_first` (found in review; test
+    /// `a_t_out_committing_without_the_latch_is_seen_by_the_pivot`).
     pub fn commit(&self, me: &TxnShared, cts: impl FnOnce() -> u64) -> TxResult<u64> {
         {
             let c = me.conflicts.lock();
@@ -284,16 +320,22 @@ impl SsiShared {
         }
         let _latch = self.latch.lock();
         let h = me.handle();
-        if me.status() == DOOMED || dangerous(&h) {
+        if me.status() == DOOMED {
             return Err(unsafe_abort());
         }
+        // The timestamp comes before the check: an out-conflict committing without the latch either
+        // took its timestamp first — then it is visible as COMMITTING or COMMITTED now, and
+        // `settled` reads its timestamp — or it commits after `t`, and is not "first" (§3.6).
+        // A failed check wastes `t`; the caller aborts, and a reader waiting for this commit to
+        // settle sees the abort.
         me.set_status(COMMITTING);
         let t = cts();
-        // Every out-conflict that committed did so under this latch, before now: its timestamp is
-        // below `t`. Later ones commit after `t` and never count for a committed pivot.
-        let out_first = h
-            .with_conflicts(|c| earliest_committed(&c.outs))
-            .unwrap_or(INFINITY);
+        let (dangerous, out_first) = h
+            .with_conflicts(|c| dangerous_lists(c, t))
+            .unwrap_or((false, INFINITY));
+        if dangerous {
+            return Err(unsafe_abort());
+        }
         me.set_out_first(out_first);
         me.set_committed(t);
         Ok(t)
@@ -568,5 +610,60 @@ pub fn remember_range(t: &TxnShared, table: TableId) {
     let mut c = t.conflicts.lock();
     if !c.ranges.contains(&table) {
         c.ranges.push(table);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocols::mvcc::state::Pool;
+    use std::collections::VecDeque;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Barrier;
+    use std::time::Duration;
+
+    /// `T_in → P → T_out` with `T_in` running. `T_out` has no out-conflict, so it commits without
+    /// the latch, and it is caught between taking its timestamp and publishing it while `P` checks
+    /// under the latch. `T_out` committed first, so `P` is a dangerous pivot and must abort; reading
+    /// `T_out` as still running, `P` would commit (and record no `out_first`).
+    #[test]
+    fn a_t_out_committing_without_the_latch_is_seen_by_the_pivot() {
+        let pool = Pool::default();
+        let (mut a, mut b, mut c) = (VecDeque::new(), VecDeque::new(), VecDeque::new());
+        let t_in = pool.record(&mut a, 1);
+        let p = pool.record(&mut b, 2);
+        let t_out = pool.record(&mut c, 3);
+        let ssi = SsiShared::new(1);
+        let (hi, hp, ho) = (t_in.handle(), p.handle(), t_out.handle());
+        hi.with_conflicts(|c| c.outs.push(hp));
+        hp.with_conflicts(|c| {
+            c.ins.push(hi);
+            c.outs.push(ho);
+        });
+        ho.with_conflicts(|c| c.ins.push(hp));
+        let clock = AtomicU64::new(10);
+        let taken = Barrier::new(2);
+        let (out, pivot) = std::thread::scope(|s| {
+            let out = s.spawn(|| {
+                ssi.commit(&t_out, || {
+                    let t = clock.fetch_add(1, Ordering::SeqCst) + 1;
+                    taken.wait();
+                    // Published late: the pivot checks meanwhile.
+                    std::thread::sleep(Duration::from_millis(50));
+                    t
+                })
+            });
+            let pivot = s.spawn(|| {
+                taken.wait();
+                ssi.commit(&p, || clock.fetch_add(1, Ordering::SeqCst) + 1)
+            });
+            (out.join().unwrap(), pivot.join().unwrap())
+        });
+        assert_eq!(out, Ok(11), "T_out commits first");
+        assert_eq!(
+            pivot.map_err(|a| a.reason),
+            Err(AbortReason::Unsafe),
+            "the pivot sees T_out committed before it"
+        );
     }
 }
