@@ -145,6 +145,25 @@ pub fn cover(lo: u64, hi: u64, width: u8, out: &mut Vec<Prefix>) {
     cover_levels(lo, hi, width, 1, out)
 }
 
+/// Keys a range lock of `vllr` is rounded out to: ranges lock whole blocks of this many keys.
+pub const RANGE_BLOCK: u64 = 1 << LEVEL_STEP;
+
+/// The prefixes `vllr` locks for `lo..=hi`: its level cover after rounding both ends out to
+/// [`RANGE_BLOCK`] keys (see the module docs: at most 15 extra keys at each end, none when the ends are
+/// aligned; no range ever locks a single key, so ranges create no record slots).
+pub fn range_cover(lo: u64, hi: u64, out: &mut Vec<Prefix>) {
+    if hi < lo {
+        return;
+    }
+    cover_levels(
+        lo & !(RANGE_BLOCK - 1),
+        hi | (RANGE_BLOCK - 1),
+        KEY_BITS,
+        LEVEL_STEP,
+        out,
+    )
+}
+
 /// The four lock counters of a prefix.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PrefixCounters {
@@ -322,17 +341,32 @@ pub struct PrefixLock {
 pub fn normalize(locks: &mut Vec<PrefixLock>) {
     locks.sort_unstable_by_key(|l| (l.table, l.prefix.len, l.prefix.bits));
     let mut n = 0;
+    // Lengths of the kept locks of the current table (bit `len`), and where that table's begin.
+    let (mut lengths, mut from) = (0u128, 0);
     for i in 0..locks.len() {
         let l = locks[i];
-        // Kept locks are sorted by (table, length): any ancestor of `l` was kept before it.
-        match locks[..n]
-            .iter()
-            .position(|k| k.table == l.table && k.prefix.covers(l.prefix))
-        {
+        if n == 0 || locks[n - 1].table != l.table {
+            (lengths, from) = (0, n);
+        }
+        // Kept locks are sorted by (table, length, bits): an ancestor of `l` (or `l` itself) is among
+        // them, found by binary search at each length kept so far.
+        let mut found = None;
+        let mut m = lengths & ((1u128 << (l.prefix.len + 1)) - 1);
+        while m != 0 && found.is_none() {
+            let len = m.trailing_zeros() as u8;
+            m &= m - 1;
+            let want = (len, l.prefix.ancestor(len).bits);
+            found = locks[from..n]
+                .binary_search_by_key(&want, |k| (k.prefix.len, k.prefix.bits))
+                .ok()
+                .map(|j| from + j);
+        }
+        match found {
             Some(j) => locks[j].mode = locks[j].mode.max(l.mode),
             None => {
                 locks[n] = l;
                 n += 1;
+                lengths |= 1u128 << l.prefix.len;
             }
         }
     }
@@ -359,6 +393,28 @@ impl VllrRequest {
             VllrRequest::Intent { .. } => None,
         }
     }
+}
+
+/// The lock among `plan`'s requests whose prefix covers `key` of `table`, if any. `plan` puts the locks
+/// first, sorted by (table, length, bits) and prefix-free, then the intentions: a binary search per
+/// length present.
+fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRequest> {
+    let held = &locks[..locks.partition_point(|r| r.lock().is_some())];
+    let of = |r: &VllrRequest| *r.lock().expect("locks come first");
+    let from = held.partition_point(|r| of(r).table < table);
+    let seg = &held[from..from + held[from..].partition_point(|r| of(r).table == table)];
+    let k = Prefix::key(key, KEY_BITS);
+    let mut i = 0;
+    while i < seg.len() {
+        let len = of(&seg[i]).prefix.len;
+        let end = i + seg[i..].partition_point(|r| of(r).prefix.len == len);
+        let bits = k.ancestor(len).bits;
+        if let Ok(j) = seg[i..end].binary_search_by_key(&bits, |r| of(r).prefix.bits) {
+            return Some(&seg[i + j]);
+        }
+        i = end;
+    }
+    None
 }
 
 thread_local! {
@@ -391,7 +447,7 @@ impl LockScheme for PrefixLocks {
                 ps.clear();
                 match a.target {
                     Target::Key(k) => ps.push(Prefix::key(k, KEY_BITS)),
-                    Target::Range { lo, hi } => cover_levels(lo, hi, KEY_BITS, LEVEL_STEP, ps),
+                    Target::Range { lo, hi } => range_cover(lo, hi, ps),
                 }
                 locks.extend(ps.iter().map(|&prefix| PrefixLock {
                     table: a.table,
@@ -466,16 +522,14 @@ impl LockScheme for PrefixLocks {
         key: u64,
         write: bool,
     ) -> Option<Option<RowId>> {
-        let k = Prefix::key(key, KEY_BITS);
-        locks.iter().find_map(|r| {
-            let l = r.lock()?;
-            if l.table != table || !l.prefix.covers(k) || (write && l.mode != Mode::Exclusive) {
-                return None;
-            }
-            Some(match *r {
-                VllrRequest::Record { rid, .. } => Some(rid),
-                _ => None,
-            })
+        let r = find_cover(locks, table, key)?;
+        let l = r.lock().expect("a lock, not an intention");
+        if write && l.mode != Mode::Exclusive {
+            return None;
+        }
+        Some(match *r {
+            VllrRequest::Record { rid, .. } => Some(rid),
+            _ => None,
         })
     }
     fn allows_range(locks: &[VllrRequest], table: TableId, lo: u64, hi: u64) -> bool {
@@ -483,12 +537,7 @@ impl LockScheme for PrefixLocks {
         // (Several locks may share the range between them, e.g. single keys locked one by one.)
         let mut at = lo;
         while at <= hi {
-            let k = Prefix::key(at, KEY_BITS);
-            let Some(l) = locks
-                .iter()
-                .filter_map(VllrRequest::lock)
-                .find(|l| l.table == table && l.prefix.covers(k))
-            else {
+            let Some(l) = find_cover(locks, table, at).and_then(VllrRequest::lock) else {
                 return false;
             };
             let free = (KEY_BITS - l.prefix.len) as u32;
@@ -709,6 +758,31 @@ mod tests {
         out.clear();
         cover_levels(0, u64::MAX, 64, LEVEL_STEP, &mut out);
         assert_eq!(out, [p("")]);
+        // `vllr`'s range covers: rounded out to 16-key blocks, never a single key.
+        out.clear();
+        range_cover(0x1233, 0x1235, &mut out);
+        assert_eq!(
+            out,
+            [Prefix {
+                len: 60,
+                bits: 0x123
+            }]
+        );
+        out.clear();
+        range_cover(0x1200, 0x12ff, &mut out);
+        assert_eq!(
+            out,
+            [Prefix {
+                len: 56,
+                bits: 0x12
+            }],
+            "aligned ranges are exact"
+        );
+        out.clear();
+        range_cover(0x1201, 0x12ffff, &mut out);
+        assert!(out.iter().all(|q| q.len <= 60 && q.len % LEVEL_STEP == 0));
+        let total: u64 = out.iter().map(|q| 1u64 << (64 - q.len)).sum();
+        assert_eq!(total, 0x12ffff - 0x1200 + 1);
     }
 
     /// Fig. 5 with `vllr`'s 4-bit levels: ancestor, same prefix, descendant, sibling.
@@ -746,6 +820,52 @@ mod tests {
                 assert!(t.lock(3, sib, want), "siblings share only intentions");
                 assert!(t.lock(4, mid, want), "other table");
             }
+        }
+    }
+
+    /// `normalize` (binary searches per kept length) agrees with the obvious quadratic version.
+    #[test]
+    fn normalize_matches_a_brute_force_oracle() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..500 {
+            let n = (next() % 24) as usize;
+            let mut v: Vec<PrefixLock> = (0..n)
+                .map(|_| {
+                    let len = (next() % 9) as u8;
+                    PrefixLock {
+                        table: (next() % 2) as u32,
+                        prefix: Prefix {
+                            len,
+                            bits: next() & ((1u64 << len) - 1),
+                        },
+                        mode: if next() % 2 == 0 {
+                            Mode::Shared
+                        } else {
+                            Mode::Exclusive
+                        },
+                    }
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable_by_key(|l| (l.table, l.prefix.len, l.prefix.bits));
+            let mut kept: Vec<PrefixLock> = Vec::new();
+            for l in want {
+                match kept
+                    .iter_mut()
+                    .find(|k| k.table == l.table && k.prefix.covers(l.prefix))
+                {
+                    Some(k) => k.mode = k.mode.max(l.mode),
+                    None => kept.push(l),
+                }
+            }
+            normalize(&mut v);
+            assert_eq!(v, kept);
         }
     }
 
@@ -812,7 +932,13 @@ mod tests {
                     let (g1, l1) = begin(&mut st, &db, &[acc(w1, lo, hi)]);
                     assert!(g1, "alone, granted");
                     let (g2, l2) = begin(&mut st, &db, &[acc(w2, key, key)]);
-                    let overlap = (lo..=hi).contains(&key);
+                    // A range is rounded out to 16-key blocks (`range_cover`); a key is exact.
+                    let (rlo, rhi) = if lo == hi {
+                        (lo, hi)
+                    } else {
+                        (lo & !15, hi | 15)
+                    };
+                    let overlap = (rlo..=rhi).contains(&key);
                     assert_eq!(
                         g2,
                         !overlap || (!w1 && !w2),
