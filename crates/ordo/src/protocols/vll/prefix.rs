@@ -406,8 +406,8 @@ impl VllrRequest {
 }
 
 /// The lock among `plan`'s requests whose prefix covers `key` of `table`, if any. `plan` puts the locks
-/// first, sorted by (table, length, bits) and prefix-free, then the intentions: a binary search per
-/// length present.
+/// first, sorted by (table, length, bits) and prefix-free, then the intentions: a binary search for the
+/// key's own lock, then one per level (every lock `vllr` takes is at a level).
 fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRequest> {
     let held = &locks[..locks.partition_point(|r| r.lock().is_some())];
     let k = Prefix::key(key, KEY_BITS);
@@ -417,20 +417,20 @@ fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRe
                 .is_some_and(|l| l.table == table && l.prefix.covers(k))
         });
     }
-    let of = |r: &VllrRequest| *r.lock().expect("locks come first");
-    let from = held.partition_point(|r| of(r).table < table);
-    let seg = &held[from..from + held[from..].partition_point(|r| of(r).table == table)];
-    let mut i = 0;
-    while i < seg.len() {
-        let len = of(&seg[i]).prefix.len;
-        let end = i + seg[i..].partition_point(|r| of(r).prefix.len == len);
-        let bits = k.ancestor(len).bits;
-        if let Ok(j) = seg[i..end].binary_search_by_key(&bits, |r| of(r).prefix.bits) {
-            return Some(&seg[i + j]);
-        }
-        i = end;
-    }
-    None
+    let find = |p: Prefix| {
+        held.binary_search_by_key(&(table, p.len, p.bits), |r| {
+            let l = r.lock().expect("locks come first");
+            (l.table, l.prefix.len, l.prefix.bits)
+        })
+        .ok()
+        .map(|i| &held[i])
+    };
+    // The record's own lock first (the common case), then its ancestors at each level.
+    find(k).or_else(|| {
+        (0..KEY_BITS)
+            .step_by(LEVEL_STEP as usize)
+            .find_map(|len| find(k.ancestor(len)))
+    })
 }
 
 thread_local! {
