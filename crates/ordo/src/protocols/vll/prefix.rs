@@ -130,7 +130,7 @@ impl Prefix {
 /// order. With `step` 1 this is the fewest blocks of any size (footnote 3's cover).
 pub fn cover_levels(lo: u64, hi: u64, width: u8, step: u8, out: &mut Vec<Prefix>) {
     debug_assert!(width == 64 || hi >> width == 0);
-    debug_assert!(step >= 1 && width % step == 0);
+    debug_assert!(step >= 1 && width.is_multiple_of(step));
     if hi < lo {
         return;
     }
@@ -272,7 +272,7 @@ fn to_counters(s: [u32; 4]) -> PrefixCounters {
 impl PrefixTable {
     /// A table whose locks sit at prefix lengths that are multiples of `step` (1: every length).
     pub fn with_step(step: u8) -> Self {
-        assert!((1..=64).contains(&step) && 64 % step == 0);
+        assert!((1..=64).contains(&step) && 64u8.is_multiple_of(step));
         PrefixTable {
             // `vec![[0; 4]; n]` allocates zeroed memory: pages appear as they are touched.
             slots: vec![[0u32; 4]; 1 << SLOT_BITS].into_boxed_slice(),
@@ -303,7 +303,10 @@ impl PrefixTable {
     /// included). Every counter is incremented even after one conflicts; the result says whether all
     /// were granted. `p.len` must be a level.
     pub fn lock(&mut self, table: TableId, p: Prefix, mode: Mode) -> bool {
-        assert!(p.len % self.step == 0, "prefix length is not a level");
+        assert!(
+            p.len.is_multiple_of(self.step),
+            "prefix length is not a level"
+        );
         let (c, i) = kinds(mode);
         let mut granted = true;
         for len in (0..p.len).step_by(self.step as usize) {
@@ -758,7 +761,7 @@ mod tests {
             let (lo, hi) = (a.min(b), a.max(b));
             out.clear();
             cover_levels(lo, hi, 8, 4, &mut out);
-            assert!(out.iter().all(|q| q.len % 4 == 0));
+            assert!(out.iter().all(|q| q.len.is_multiple_of(4)));
             for k in 0..=255u64 {
                 let n = out.iter().filter(|q| q.covers(Prefix::key(k, 8))).count();
                 assert_eq!(n, ((lo..=hi).contains(&k)) as usize, "[{lo},{hi}] key {k}");
@@ -773,7 +776,7 @@ mod tests {
             assert!(out.len() <= 2 * 15 * 16);
             let total: u128 = out.iter().map(|q| 1u128 << (64 - q.len)).sum();
             assert_eq!(total, (hi - lo) as u128 + 1, "[{lo},{hi}]");
-            assert!(out.iter().all(|q| q.len % LEVEL_STEP == 0));
+            assert!(out.iter().all(|q| q.len.is_multiple_of(LEVEL_STEP)));
             let first = out[0];
             let last = out[out.len() - 1];
             assert!(first.covers(Prefix::key(lo, 64)) && last.covers(Prefix::key(hi, 64)));
@@ -803,7 +806,9 @@ mod tests {
         );
         out.clear();
         range_cover(0x1201, 0x12ffff, &mut out);
-        assert!(out.iter().all(|q| q.len <= 60 && q.len % LEVEL_STEP == 0));
+        assert!(out
+            .iter()
+            .all(|q| q.len <= 60 && q.len.is_multiple_of(LEVEL_STEP)));
         let total: u64 = out.iter().map(|q| 1u64 << (64 - q.len)).sum();
         assert_eq!(total, 0x12ffff - 0x1200 + 1);
     }
@@ -813,7 +818,7 @@ mod tests {
     fn the_conflict_matrix_holds_on_levels() {
         let lv = |s: &str| {
             let q = p(s);
-            assert_eq!(q.len % LEVEL_STEP, 0);
+            assert!(q.len.is_multiple_of(LEVEL_STEP));
             q
         };
         let (anc, mid, desc, sib) = (
@@ -867,7 +872,7 @@ mod tests {
                             len,
                             bits: next() & ((1u64 << len) - 1),
                         },
-                        mode: if next() % 2 == 0 {
+                        mode: if next().is_multiple_of(2) {
                             Mode::Shared
                         } else {
                             Mode::Exclusive
@@ -999,13 +1004,13 @@ mod tests {
             x
         };
         let a = ColumnSet::one(0);
-        let mut random_txn = |next: &mut dyn FnMut() -> u64| -> Vec<Access> {
+        let random_txn = |next: &mut dyn FnMut() -> u64| -> Vec<Access> {
             (0..1 + next() % 6)
                 .map(|_| {
                     let t = (next() % 2) as u32;
                     let lo = next() % 0x100;
-                    let write = next() % 2 == 0;
-                    if next() % 3 == 0 {
+                    let write = next().is_multiple_of(2);
+                    if next().is_multiple_of(3) {
                         let hi = lo + next() % (1 << (next() % 10));
                         let mut s = Access::scan(t, lo, hi, a);
                         if write {
