@@ -42,13 +42,20 @@
 //!    halve the intentions again but need up to 255 blocks per level per end, or a cover that
 //!    over-locks; 4 bits suits keys built of 4-bit-aligned fields, as TPC-C's are.
 //!
-//!    `vllr` then rounds each range out to whole blocks of [`RANGE_BLOCK`] = 16 keys ([`range_cover`]):
-//!    a range lock never takes a single key, so ranges need no record slots (taking a full-length prefix
-//!    means creating the slot of an absent key to hold its counters) and take ≤ 15 fewer prefixes per
-//!    level. The trade-off, as footnote 3 describes for coarser covers: up to 15 keys beyond each end
-//!    are locked too — over-locking (a false conflict with a writer of such a key), never
-//!    under-locking. Ranges whose ends are 16-aligned (TPC-C's order-line, name-index and
-//!    order-by-customer scans) are locked exactly.
+//!    `vllr` then coarsens range covers ([`range_cover`]), the trade-off footnote 3 describes: a coarser
+//!    cover over-locks (false conflicts with writers of keys just outside the range), never
+//!    under-locks, and costs fewer counters.
+//!    * Each range is rounded out to whole blocks of [`RANGE_BLOCK`] = 16 keys: a range lock never takes
+//!      a single key, so ranges need no record slots (a full-length prefix's counters live in its
+//!      record, so locking an absent key would create its slot). At most 15 extra keys at each end;
+//!      none when the ends are 16-aligned, as TPC-C's order-line, name-index and order-by-customer
+//!      scans are.
+//!    * A cover of more than [`RANGE_MAX_PREFIXES`] (32) prefixes is rounded out to 16× coarser blocks
+//!      until it fits. Bound: if the cover at block size `a` has more than 32 prefixes, it has one of
+//!      size ≥ 16a (at most 30 can be of size `a`), so the range is wider than 14a; rounding to `16a`
+//!      adds less than 32a — under 2.3× the range's own width. TPC-C's Delivery scans NEW-ORDER from the
+//!      oldest undelivered order to a fence row, ~2^32 keys: 80-odd prefixes exactly, one (the
+//!      district's whole order-id space, whose lower part holds only delivered orders) coarsened.
 //! 2. **Full-length prefixes live beside their records.** A full-length prefix has no descendants, so its
 //!    I counters are always zero and its C_x/C_s are exactly VLL's two counters: `vllr` keeps them in the
 //!    record's [`VllCounters`] (the colocated layout), one cache line with the data. Only point accesses
@@ -158,20 +165,32 @@ pub fn cover(lo: u64, hi: u64, width: u8, out: &mut Vec<Prefix>) {
 /// Keys a range lock of `vllr` is rounded out to: ranges lock whole blocks of this many keys.
 pub const RANGE_BLOCK: u64 = 1 << LEVEL_STEP;
 
+/// At most this many prefixes per range lock: a range whose cover would take more is rounded out to
+/// coarser blocks until it fits.
+pub const RANGE_MAX_PREFIXES: usize = 32;
+
 /// The prefixes `vllr` locks for `lo..=hi`: its level cover after rounding both ends out to
-/// [`RANGE_BLOCK`] keys (see the module docs: at most 15 extra keys at each end, none when the ends are
-/// aligned; no range ever locks a single key, so ranges create no record slots).
+/// [`RANGE_BLOCK`] keys, or to the smallest coarser block (16×, 256×, …) that keeps the cover within
+/// [`RANGE_MAX_PREFIXES`]. Never fewer keys than the range; see the module docs for how many more.
 pub fn range_cover(lo: u64, hi: u64, out: &mut Vec<Prefix>) {
     if hi < lo {
         return;
     }
-    cover_levels(
-        lo & !(RANGE_BLOCK - 1),
-        hi | (RANGE_BLOCK - 1),
-        KEY_BITS,
-        LEVEL_STEP,
-        out,
-    )
+    let start = out.len();
+    let mut block_bits = LEVEL_STEP as u32;
+    loop {
+        let mask = if block_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << block_bits) - 1
+        };
+        cover_levels(lo & !mask, hi | mask, KEY_BITS, LEVEL_STEP, out);
+        if out.len() - start <= RANGE_MAX_PREFIXES || block_bits >= 64 {
+            return;
+        }
+        out.truncate(start);
+        block_bits += LEVEL_STEP as u32;
+    }
 }
 
 /// The four lock counters of a prefix.
@@ -805,12 +824,35 @@ mod tests {
             "aligned ranges are exact"
         );
         out.clear();
-        range_cover(0x1201, 0x12ffff, &mut out);
+        range_cover(0x1201, 0x12fff, &mut out);
         assert!(out
             .iter()
             .all(|q| q.len <= 60 && q.len.is_multiple_of(LEVEL_STEP)));
         let total: u64 = out.iter().map(|q| 1u64 << (64 - q.len)).sum();
-        assert_eq!(total, 0x12ffff - 0x1200 + 1);
+        assert_eq!(total, 0x12fff - 0x1200 + 1, "31 prefixes: only 16-rounded");
+        // Delivery's scan to a fence row: one prefix, the district's whole order-id space.
+        out.clear();
+        range_cover((7 << 32) | 3000, (7 << 32) | 0xffff_fffe, &mut out);
+        assert_eq!(out, [Prefix { len: 32, bits: 7 }]);
+        // Random ranges: a superset, at most 32 prefixes, under 2.3× (+ 30 keys) extra.
+        for _ in 0..300 {
+            let (a, b) = (next(), next() >> (next() % 64));
+            let (lo, hi) = (a.min(b), a.max(b));
+            out.clear();
+            range_cover(lo, hi, &mut out);
+            assert!(out.len() <= RANGE_MAX_PREFIXES);
+            assert!(out
+                .iter()
+                .all(|q| q.len <= 60 && q.len.is_multiple_of(LEVEL_STEP)));
+            let total: u128 = out.iter().map(|q| 1u128 << (64 - q.len)).sum();
+            let width = (hi - lo) as u128 + 1;
+            assert!(
+                total >= width && total <= width * 33 / 10 + 30,
+                "[{lo:#x},{hi:#x}]"
+            );
+            assert!(out[0].covers(Prefix::key(lo, 64)));
+            assert!(out[out.len() - 1].covers(Prefix::key(hi, 64)));
+        }
     }
 
     /// Fig. 5 with `vllr`'s 4-bit levels: ancestor, same prefix, descendant, sibling.
@@ -962,13 +1004,14 @@ mod tests {
                     let (g1, l1) = begin(&mut st, &db, &[acc(w1, lo, hi)]);
                     assert!(g1, "alone, granted");
                     let (g2, l2) = begin(&mut st, &db, &[acc(w2, key, key)]);
-                    // A range is rounded out to 16-key blocks (`range_cover`); a key is exact.
-                    let (rlo, rhi) = if lo == hi {
-                        (lo, hi)
+                    // A range is rounded out (`range_cover`); a key is exact.
+                    let mut rc = Vec::new();
+                    range_cover(lo, hi, &mut rc);
+                    let overlap = if lo == hi {
+                        key == lo
                     } else {
-                        (lo & !15, hi | 15)
+                        rc.iter().any(|q| q.covers(Prefix::key(key, 64)))
                     };
-                    let overlap = (rlo..=rhi).contains(&key);
                     assert_eq!(
                         g2,
                         !overlap || (!w1 && !w2),
