@@ -57,9 +57,6 @@ fn serializable_protocols_run_tpcc_and_tpccpp_without_anomalies() {
     for info in protocols::all()
         .into_iter()
         .filter(|p| p.isolation == Isolation::Serializable)
-        // vll-partitioned refuses ranges wider than it can lock key by key, and Delivery scans
-        // NEW-ORDER up to its fence row (a known gap: no barrier across partition queues yet).
-        .filter(|p| p.name != "vll-partitioned")
     {
         for (label, w) in &workloads {
             // 4 threads on a 2-core machine: preemption inside transactions adds interleavings.

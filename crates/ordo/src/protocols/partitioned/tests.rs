@@ -122,6 +122,122 @@ fn vll_partitioned_multi_partition_transactions_lock_records_not_partitions() {
     }
 }
 
+/// Scans the whole table (far wider than key locks reach: a wall) and writes `b = sum of b + 100`
+/// into key `write`.
+struct WideScan {
+    write: u64,
+}
+
+impl crate::txn::Program for WideScan {
+    fn name(&self) -> &'static str {
+        "WideScan"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn declare(&self, _: usize, out: &mut Vec<crate::txn::Access>) {
+        use crate::protocols::deterministic::testkit::T;
+        use crate::storage::ColumnSet;
+        use crate::txn::Access;
+        out.push(Access::scan(T, 0, u64::MAX >> 1, ColumnSet::ALL));
+        out.push(Access::update(
+            T,
+            self.write,
+            ColumnSet::ALL,
+            ColumnSet::ALL,
+        ));
+    }
+    fn run_piece<X: crate::txn::Tx>(&mut self, _: usize, tx: &mut X) -> crate::txn::TxResult<()> {
+        use crate::protocols::deterministic::testkit::{B, T};
+        use crate::storage::ColumnSet;
+        let mut sum = 0;
+        tx.scan(T, 0, u64::MAX >> 1, ColumnSet::ALL, |_, r| {
+            sum += r.int(B);
+            true
+        })?;
+        tx.update(T, self.write, ColumnSet::ALL, |r| r.set_int(B, sum + 100))?;
+        Ok(())
+    }
+}
+
+/// A range too wide for key locks is a wall in every partition's queue: it waits for everything older
+/// (here a multi-partition transaction on partitions 1 and 2), and everything younger waits for it —
+/// even a local transaction whose records are free, in a partition where the wall is already the head.
+#[test]
+fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
+    use vll_partitioned::{Admitted, Slot};
+    let p = VllPartitioned::open(
+        fresh_db(),
+        &ProtocolConfig {
+            threads: 4,
+            ..ProtocolConfig::default()
+        },
+    );
+    let mut w = p.worker(0, false);
+    let (mut mp, mut mslot) = (mix(&[1, 2]), Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut mslot, &mut mp, 7),
+        Admitted::Queued { free: true }
+    ));
+    let (mut wall, mut wslot) = (WideScan { write: 3 }, Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut wslot, &mut wall, 9),
+        Admitted::Queued { free: false }
+    ));
+    let lens: Vec<usize> = p.parts.iter().map(|q| q.lock().queue.len()).collect();
+    assert_eq!(lens, [1, 2, 2, 1], "the wall is queued in every partition");
+    // Key 5 (partition 1) and key 4 (partition 0, where the wall is the head): both free by their
+    // counters, both blocked behind the wall.
+    let (mut l1, mut s1) = (mix(&[5]), Slot::default());
+    let (mut l0, mut s0) = (mix(&[4]), Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut s1, &mut l1, 11),
+        Admitted::Queued { free: false }
+    ));
+    assert!(matches!(
+        p.admit(&mut w, &mut s0, &mut l0, 12),
+        Admitted::Queued { free: false }
+    ));
+    assert!(
+        w.ready_rx.try_recv().is_err(),
+        "the wall waits for the older transaction"
+    );
+    p.run(&mut w, &mslot, &mut mp).unwrap();
+    p.finish(&mut mslot);
+    assert_eq!(
+        w.ready_rx.try_recv(),
+        Ok(9),
+        "the wall heads every queue now"
+    );
+    assert!(
+        w.ready_rx.try_recv().is_err(),
+        "nothing younger runs beside the wall"
+    );
+    p.run(&mut w, &wslot, &mut wall).unwrap();
+    p.finish(&mut wslot);
+    let mut ready: Vec<usize> = w.ready_rx.try_iter().collect();
+    ready.sort();
+    assert_eq!(ready, [11, 12], "the wall's successors head their queues");
+    p.run(&mut w, &s1, &mut l1).unwrap();
+    p.finish(&mut s1);
+    p.run(&mut w, &s0, &mut l0).unwrap();
+    p.finish(&mut s0);
+    // The wall saw the multi-partition transaction's writes (keys 1, 2: b = 1 each) and none of the
+    // later ones: b[3] = 2 + 100.
+    for (k, _, b) in Mixed::dump(p.db()) {
+        let want = match k {
+            1 | 2 | 4 | 5 => 1,
+            3 => 102,
+            _ => 0,
+        };
+        assert_eq!(b, want, "key {k}");
+    }
+    for q in &p.parts {
+        let q = q.lock();
+        assert!(q.queue.is_empty(), "every queue drained");
+    }
+}
+
 fn fresh_db<M: Default + Send + Sync>() -> crate::storage::Database<M> {
     let mut db = crate::storage::Database::new();
     Mixed {

@@ -35,6 +35,29 @@
 //! every queue it is in: progress is guaranteed. SCA runs on a worker's partitions when it would
 //! otherwise wait.
 //!
+//! # Ranges too wide to lock key by key: walls
+//!
+//! A transaction whose range is wider than [`MAX_RANGE_KEYS`] (TPC-C's Delivery scans NEW-ORDER up to a
+//! fence row) cannot take counters on every key. It is ordered the way the deterministic protocols order
+//! such a transaction — as a **barrier** over the whole database — in VLL's terms a **wall** in every
+//! partition's TxnQueue:
+//!
+//! ```text
+//!   enqueue the wall in every partition         all latches, ascending (one consistent order);
+//!                                                 blocked there unless that queue is empty
+//!   while a partition holds a wall              every later transaction there is blocked (even if
+//!                                                 its counters were free), no local fast path, no SCA
+//!   the wall runs                               when it is the head of every queue: everything
+//!                                                 older finished, everything younger is blocked
+//!   it finishes                                 the next head is unblocked (head rule); SCA resumes
+//! ```
+//!
+//! It takes no counters and runs under [`Cover::All`]. Being at the head of every queue means no
+//! transaction ordered before it is still running anywhere (free ones stay queued until they finish;
+//! free local ones run inside the latch), and none after it runs before it ends. Progress: enqueues of a
+//! wall are atomic across all partitions, so per-partition orders still agree and the oldest blocked
+//! transaction is at the head of all of its queues.
+//!
 //! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
 //! each worker keeps up to [`WINDOW`] queued transactions in flight. Interactive transactions
 //! ([`Protocol::begin`]) wait until every queue is empty and hold every partition latch.
@@ -42,6 +65,8 @@
 use super::partition_of;
 use super::parts::PartSet;
 use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
+#[cfg(doc)]
+use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
 use crate::protocols::deterministic::plan::{locks_of, LockRequest, Mode, Planner};
 use crate::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
 use crate::protocols::vll::sca::{lock_id, Sca};
@@ -49,8 +74,7 @@ use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
-    run_pieces, wait, Abort, AbortReason, Access, Program, Recorder, RequestSource, Ticket, Tx,
-    TxResult,
+    run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
 };
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
@@ -81,8 +105,10 @@ impl Waiter {
 /// A transaction in one partition's TxnQueue.
 pub(super) struct Entry {
     waiter: Arc<Waiter>,
-    /// Its locks in this partition.
+    /// Its locks in this partition (none for a wall).
     locks: Vec<LockRequest>,
+    /// A wall: runs alone (see the module docs).
+    wall: bool,
 }
 
 /// One partition: its TxnQueue and SCA arrays.
@@ -91,6 +117,8 @@ pub(super) struct Partition {
     sca: Sca,
     /// Something changed since SCA last ran.
     dirty: bool,
+    /// Walls in the queue: while any is, every new entry is blocked and SCA does not run.
+    walls: usize,
     spare: Vec<Vec<LockRequest>>,
 }
 
@@ -106,7 +134,8 @@ impl Partition {
 
     /// SCA until it finds nothing more.
     fn sca(&mut self) {
-        if !self.dirty {
+        // A wall is a barrier: nothing behind it may run before it, and it has no locks to analyse.
+        if !self.dirty || self.walls > 0 {
             return;
         }
         self.dirty = false;
@@ -152,6 +181,8 @@ pub(super) struct Slot {
     parts: PartSet,
     /// `(partition, TxnQueue position)` where it is queued.
     queued: Vec<(u32, Seq)>,
+    /// Ordered as a wall in every partition (a range too wide for key locks).
+    wall: bool,
 }
 
 /// What submitting a transaction led to.
@@ -185,26 +216,24 @@ impl VllPartitioned {
         slot: usize,
     ) -> Admitted {
         w.planner.plan(program, &self.db, &mut s.accesses);
-        match locks_of(&self.db, &s.accesses, true, &mut s.locks) {
-            Ok(false) => {}
-            // Not supported here yet: a barrier across every partition's queue.
-            Ok(true) => {
-                return Admitted::Done(Err(Abort::with_detail(
-                    AbortReason::InvalidData,
-                    "vll-partitioned cannot lock a range this wide key by key",
-                )))
-            }
+        s.wall = match locks_of(&self.db, &s.accesses, true, &mut s.locks) {
+            Ok(wide) => wide,
             Err(a) => return Admitted::Done(Err(a)),
-        }
+        };
         let n = self.n();
-        s.parts.of(&s.accesses, n);
+        if s.wall {
+            s.parts.all(n);
+        } else {
+            s.parts.of(&s.accesses, n);
+        }
         s.queued.clear();
-        if s.parts.list.len() == 1 {
+        if s.parts.list.len() == 1 && !s.wall {
             let guard = self.latch(s.parts.list[0]);
-            let free = s.locks.iter().all(|l| {
-                let mut c = self.db.table(l.table).meta(l.rid).get();
-                c.request(l.mode)
-            });
+            let free = guard.walls == 0
+                && s.locks.iter().all(|l| {
+                    let mut c = self.db.table(l.table).meta(l.rid).get();
+                    c.request(l.mode)
+                });
             if free {
                 // Single-threaded VLL: a free local transaction runs to completion right here.
                 let out = self.run(w, s, program);
@@ -223,19 +252,28 @@ impl VllPartitioned {
         let mut blocked = 0;
         for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
             let mut mine = g.spare.pop().unwrap_or_default();
-            mine.extend(
-                s.locks
-                    .iter()
-                    .filter(|l| partition_of(l.key, n) == p as u64),
-            );
-            let mut free = true;
-            for l in &mine {
-                free &= Colocated.request(&self.db, l);
-            }
+            let free = if s.wall {
+                // A wall takes no counters: it waits for everything ahead of it in the queue.
+                g.queue.is_empty()
+            } else {
+                mine.extend(
+                    s.locks
+                        .iter()
+                        .filter(|l| partition_of(l.key, n) == p as u64),
+                );
+                let mut free = g.walls == 0;
+                for l in &mine {
+                    // No short-circuit: every request is counted, granted or not.
+                    free &= Colocated.request(&self.db, l);
+                }
+                free
+            };
+            g.walls += s.wall as usize;
             let q = g.queue.enqueue(
                 Entry {
                     waiter: waiter.clone(),
                     locks: mine,
+                    wall: s.wall,
                 },
                 !free,
             );
@@ -257,9 +295,13 @@ impl VllPartitioned {
         s: &Slot,
         program: &mut P,
     ) -> TxResult<()> {
-        let cover = Cover::Keys {
-            locks: &s.locks,
-            accesses: &s.accesses,
+        let cover = if s.wall {
+            Cover::All
+        } else {
+            Cover::Keys {
+                locks: &s.locks,
+                accesses: &s.accesses,
+            }
         };
         let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
         match run_pieces(program, &mut tx) {
@@ -295,6 +337,7 @@ impl VllPartitioned {
             for l in &e.locks {
                 Colocated.release(&self.db, l);
             }
+            g.walls -= e.wall as usize;
             e.locks.clear();
             g.spare.push(e.locks);
             g.dirty = true;
@@ -336,6 +379,7 @@ impl Protocol for VllPartitioned {
                         queue: TxnQueue::new(),
                         sca: Sca::new(),
                         dirty: false,
+                        walls: 0,
                         spare: Vec::new(),
                     }))
                 })

@@ -1,4 +1,4 @@
-//! VLLR: locking key ranges as sets of bitstring prefixes (§2.7, Fig. 5).
+//! VLLR: locking key ranges as sets of bitstring prefixes (§2.7, Fig. 5–6).
 //!
 //! A range of keys becomes a prefix-free set P of prefixes covering it exactly ([`cover`]): every key in
 //! the range starts with one element of P and no key outside it does. Footnote 3's example, with 8-bit
@@ -19,20 +19,73 @@
 //!    I_s    X
 //! ```
 //!
-//! Counters live in a hash map keyed by (table, length, prefix) inside the partition's critical section,
-//! created on first use and dropped when they return to zero (an exact map: no false conflicts).
-//! [`PrefixLocks`] is the [`LockScheme`] `vllr` runs with; everything else is VLL as in the other files.
+//! # Making it cheap (what `vllr` runs)
+//!
+//! Taken literally with 64-bit keys, every point lock costs 64 intention increments plus one lock, and
+//! a hash-map lookup for each — inside the partition's critical section, which every worker shares. Three
+//! changes make it cheap; none of them loses a conflict, and only two add (false) ones — the rounding of
+//! ranges to 16-key blocks and hash collisions, which the paper's Fig. 6 has too:
+//!
+//! 1. **Levels.** Prefixes are only ever locked at lengths that are multiples of [`LEVEL_STEP`] (4 bits:
+//!    0, 4, …, 60, 64), and intentions are taken only at those lengths. Why this still catches every
+//!    conflict: two locks conflict only if one's prefix `p` is a prefix of the other's `q`. If
+//!    `len p = len q` they meet on the C counters of the same prefix; if `len p < len q`, then `len p`
+//!    is a level, so `q`'s locker took an intention on `q`'s ancestor of length `len p` — which is `p` —
+//!    and C vs I decides per Fig. 5. Intentions at non-level lengths would only ever meet intentions, which
+//!    never conflict with each other, and no C counter lives there. So a point lock takes 16 intentions,
+//!    not 64.
+//!
+//!    A range is then covered with aligned blocks of `16^j` keys only ([`cover_levels`]), which is
+//!    still exact — any range is a union of such blocks (write its ends in base 16) — at the price of
+//!    more prefixes than the all-lengths [`cover`] (up to 15 per level at each end instead of one):
+//!    footnote 3's range becomes the 7 single keys `00111100`…`01000010`. Coarser levels (8 bits) would
+//!    halve the intentions again but need up to 255 blocks per level per end, or a cover that
+//!    over-locks; 4 bits suits keys built of 4-bit-aligned fields, as TPC-C's are.
+//!
+//!    `vllr` then coarsens range covers ([`range_cover`]), the trade-off footnote 3 describes: a coarser
+//!    cover over-locks (false conflicts with writers of keys just outside the range), never
+//!    under-locks, and costs fewer counters.
+//!    * Each range is rounded out to whole blocks of [`RANGE_BLOCK`] = 16 keys: a range lock never takes
+//!      a single key, so ranges need no record slots (a full-length prefix's counters live in its
+//!      record, so locking an absent key would create its slot). At most 15 extra keys at each end;
+//!      none when the ends are 16-aligned, as TPC-C's order-line, name-index and order-by-customer
+//!      scans are.
+//!    * A cover of more than [`RANGE_MAX_PREFIXES`] (32) prefixes is rounded out to 16× coarser blocks
+//!      until it fits. Bound: if the cover at block size `a` has more than 32 prefixes, it has one of
+//!      size ≥ 16a (at most 30 can be of size `a`), so the range is wider than 14a; rounding to `16a`
+//!      adds less than 32a — under 2.3× the range's own width. TPC-C's Delivery scans NEW-ORDER from the
+//!      oldest undelivered order to a fence row, ~2^32 keys: 80-odd prefixes exactly, one (the
+//!      district's whole order-id space, whose lower part holds only delivered orders) coarsened.
+//! 2. **Full-length prefixes live beside their records.** A full-length prefix has no descendants, so its
+//!    I counters are always zero and its C_x/C_s are exactly VLL's two counters: `vllr` keeps them in the
+//!    record's [`VllCounters`] (the colocated layout), one cache line with the data. Only point accesses
+//!    take them.
+//! 3. **Hashed counter arrays (Fig. 6), intentions shared before the critical section.** Shorter
+//!    prefixes' counters live in a fixed array indexed by a hash of (table, length, bits)
+//!    ([`PrefixTable`]): no allocation, no removal, no probing. Two prefixes that share a slot look like
+//!    one prefix — a *false* conflict at worst (the transaction blocks and runs at the queue head), never
+//!    a missed one. [`PrefixLocks::plan`] computes every slot outside the critical section and takes
+//!    each ancestor's intention once per transaction (an intention count only has to be non-zero for
+//!    others to see it, and one transaction's intentions never conflict with its own locks — see
+//!    [`normalize`]): in key order, a lock takes only the levels below its common prefix with the lock
+//!    before it, so ten keys of one district share the upper levels' intentions.
+//!
+//! [`PrefixTable`] also serves any level step (step 1 = every prefix length, the paper's literal scheme),
+//! which the tests use for the paper's examples. [`PrefixLocks`] is the [`LockScheme`] `vllr` runs with;
+//! everything else is VLL as in the other files.
 
-use super::counters::Mode;
+use super::counters::{Mode, VllCounters};
 use super::sca::lock_id;
 use super::scheme::{mode_of, LockScheme};
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, Target, TxResult};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::cell::RefCell;
 
 /// Key width in bits.
 pub const KEY_BITS: u8 = 64;
+
+/// `vllr` locks prefixes only at lengths that are multiples of this (see the module docs).
+pub const LEVEL_STEP: u8 = 4;
 
 /// A bitstring prefix of a key: its first `len` bits, stored right-aligned in `bits`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -50,6 +103,7 @@ impl Prefix {
         }
     }
     /// The first `len` bits of `self` (`len <= self.len`).
+    #[inline]
     pub fn ancestor(self, len: u8) -> Self {
         let shift = self.len - len;
         Prefix {
@@ -58,6 +112,7 @@ impl Prefix {
         }
     }
     /// Whether `self` is a prefix of (or equal to) `other`.
+    #[inline]
     pub fn covers(self, other: Prefix) -> bool {
         self.len <= other.len && other.ancestor(self.len) == self
     }
@@ -77,25 +132,64 @@ impl Prefix {
     }
 }
 
-/// The exact prefix cover of `lo..=hi` with `width`-bit keys: the fewest aligned blocks, in key order.
-pub fn cover(lo: u64, hi: u64, width: u8, out: &mut Vec<Prefix>) {
+/// The exact prefix cover of `lo..=hi` with `width`-bit keys using only prefix lengths that are
+/// multiples of `step` (`width` must be one): the fewest aligned blocks of `2^(step·j)` keys, in key
+/// order. With `step` 1 this is the fewest blocks of any size (footnote 3's cover).
+pub fn cover_levels(lo: u64, hi: u64, width: u8, step: u8, out: &mut Vec<Prefix>) {
     debug_assert!(width == 64 || hi >> width == 0);
+    debug_assert!(step >= 1 && width.is_multiple_of(step));
     if hi < lo {
         return;
     }
     let mut lo = lo as u128;
     let hi = hi as u128;
     while lo <= hi {
-        // The largest aligned block that starts at `lo` and ends by `hi`.
-        let mut size = (lo.trailing_zeros() as u8).min(width);
+        // The largest allowed aligned block that starts at `lo` and ends by `hi`.
+        let mut size = (lo.trailing_zeros() as u8).min(width) / step * step;
         while lo + (1u128 << size) - 1 > hi {
-            size -= 1;
+            size -= step;
         }
         out.push(Prefix {
             len: width - size,
             bits: (lo >> size) as u64,
         });
         lo += 1u128 << size;
+    }
+}
+
+/// The exact prefix cover of `lo..=hi` with `width`-bit keys: the fewest aligned blocks, in key order.
+pub fn cover(lo: u64, hi: u64, width: u8, out: &mut Vec<Prefix>) {
+    cover_levels(lo, hi, width, 1, out)
+}
+
+/// Keys a range lock of `vllr` is rounded out to: ranges lock whole blocks of this many keys.
+pub const RANGE_BLOCK: u64 = 1 << LEVEL_STEP;
+
+/// At most this many prefixes per range lock: a range whose cover would take more is rounded out to
+/// coarser blocks until it fits.
+pub const RANGE_MAX_PREFIXES: usize = 32;
+
+/// The prefixes `vllr` locks for `lo..=hi`: its level cover after rounding both ends out to
+/// [`RANGE_BLOCK`] keys, or to the smallest coarser block (16×, 256×, …) that keeps the cover within
+/// [`RANGE_MAX_PREFIXES`]. Never fewer keys than the range; see the module docs for how many more.
+pub fn range_cover(lo: u64, hi: u64, out: &mut Vec<Prefix>) {
+    if hi < lo {
+        return;
+    }
+    let start = out.len();
+    let mut block_bits = LEVEL_STEP as u32;
+    loop {
+        let mask = if block_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << block_bits) - 1
+        };
+        cover_levels(lo & !mask, hi | mask, KEY_BITS, LEVEL_STEP, out);
+        if out.len() - start <= RANGE_MAX_PREFIXES || block_bits >= 64 {
+            return;
+        }
+        out.truncate(start);
+        block_bits += LEVEL_STEP as u32;
     }
 }
 
@@ -109,7 +203,7 @@ pub struct PrefixCounters {
 }
 
 /// The four counter kinds (rows and columns of Fig. 5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
     Cx,
     Cs,
@@ -124,14 +218,6 @@ pub fn conflicts(a: Kind, b: Kind) -> bool {
 }
 
 impl PrefixCounters {
-    fn get(&self, k: Kind) -> u32 {
-        match k {
-            Kind::Cx => self.cx,
-            Kind::Cs => self.cs,
-            Kind::Ix => self.ix,
-            Kind::Is => self.is,
-        }
-    }
     fn slot(&mut self, k: Kind) -> &mut u32 {
         match k {
             Kind::Cx => &mut self.cx,
@@ -141,13 +227,19 @@ impl PrefixCounters {
         }
     }
     /// Increments counter `k` and says whether no conflicting counter is held by anyone else.
+    #[inline]
     pub fn request(&mut self, k: Kind) -> bool {
         *self.slot(k) += 1;
-        [Kind::Cx, Kind::Cs, Kind::Ix, Kind::Is]
-            .into_iter()
-            .all(|o| !conflicts(k, o) || self.get(o) == (o == k) as u32)
+        // Fig. 5 row by row (the requester's own increment is the 1 allowed in its own counter).
+        match k {
+            Kind::Cx => self.cx == 1 && self.cs == 0 && self.ix == 0 && self.is == 0,
+            Kind::Cs => self.cx == 0 && self.ix == 0,
+            Kind::Ix => self.cx == 0 && self.cs == 0,
+            Kind::Is => self.cx == 0,
+        }
     }
     /// Decrements counter `k` (panics below zero).
+    #[inline]
     pub fn release(&mut self, k: Kind) {
         let c = self.slot(k);
         *c = c.checked_sub(1).expect("VLLR counter released below zero");
@@ -157,73 +249,106 @@ impl PrefixCounters {
     }
 }
 
-/// A multiplicative hasher for prefix keys (the keys are already well-mixed integers).
-#[derive(Default)]
-pub struct PrefixHasher(u64);
-impl Hasher for PrefixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64)
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n as u64)
+/// log2 of the number of hashed counter slots (2^18 slots of 16 bytes: 4 MiB, zero pages until used).
+pub const SLOT_BITS: u32 = 18;
+
+/// The hashed slot of `table`'s prefix `p`.
+#[inline]
+pub fn slot_of(table: TableId, p: Prefix) -> u32 {
+    let mut x = p.bits.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ ((table as u64) << 8 | p.len as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    (x >> (64 - SLOT_BITS)) as u32
+}
+
+/// Every prefix's four counters, in a fixed array indexed by [`slot_of`] (Fig. 6's `Cx[h]`, `Cs[h]`,
+/// `Ix[h]`, `Is[h]`). Colliding prefixes share counters: false conflicts, never missed ones.
+pub struct PrefixTable {
+    slots: Box<[[u32; 4]]>,
+    /// Prefix lengths that carry locks: multiples of `step`.
+    step: u8,
+    /// Increments not yet released (zero iff every counter is zero).
+    outstanding: u64,
+}
+
+impl Default for PrefixTable {
+    /// The table `vllr` runs with: levels every [`LEVEL_STEP`] bits.
+    fn default() -> Self {
+        Self::with_step(LEVEL_STEP)
     }
 }
 
-/// Every prefix's counters, per table.
-#[derive(Default)]
-pub struct PrefixTable {
-    map: HashMap<(TableId, Prefix), PrefixCounters, BuildHasherDefault<PrefixHasher>>,
+fn to_counters(s: [u32; 4]) -> PrefixCounters {
+    PrefixCounters {
+        cx: s[0],
+        cs: s[1],
+        ix: s[2],
+        is: s[3],
+    }
 }
 
 impl PrefixTable {
-    /// Locks `p` in `mode`: C on `p`, I on each strict prefix (the empty one included). Every counter
-    /// is incremented even after one conflicts; the result says whether all were granted.
+    /// A table whose locks sit at prefix lengths that are multiples of `step` (1: every length).
+    pub fn with_step(step: u8) -> Self {
+        assert!((1..=64).contains(&step) && 64u8.is_multiple_of(step));
+        PrefixTable {
+            // `vec![[0; 4]; n]` allocates zeroed memory: pages appear as they are touched.
+            slots: vec![[0u32; 4]; 1 << SLOT_BITS].into_boxed_slice(),
+            step,
+            outstanding: 0,
+        }
+    }
+    /// Increments counter `k` of slot `slot` and says whether it was granted (Fig. 5).
+    #[inline]
+    pub fn request_slot(&mut self, slot: u32, k: Kind) -> bool {
+        let s = &mut self.slots[slot as usize];
+        let mut c = to_counters(*s);
+        let granted = c.request(k);
+        *s = [c.cx, c.cs, c.ix, c.is];
+        self.outstanding += 1;
+        granted
+    }
+    /// Undoes [`Self::request_slot`].
+    #[inline]
+    pub fn release_slot(&mut self, slot: u32, k: Kind) {
+        let s = &mut self.slots[slot as usize];
+        let mut c = to_counters(*s);
+        c.release(k);
+        *s = [c.cx, c.cs, c.ix, c.is];
+        self.outstanding -= 1;
+    }
+    /// Locks `p` in `mode`: C on `p`, I on each strict prefix whose length is a level (the empty one
+    /// included). Every counter is incremented even after one conflicts; the result says whether all
+    /// were granted. `p.len` must be a level.
     pub fn lock(&mut self, table: TableId, p: Prefix, mode: Mode) -> bool {
+        assert!(
+            p.len.is_multiple_of(self.step),
+            "prefix length is not a level"
+        );
         let (c, i) = kinds(mode);
         let mut granted = true;
-        for len in 0..p.len {
-            granted &= self
-                .map
-                .entry((table, p.ancestor(len)))
-                .or_default()
-                .request(i);
+        for len in (0..p.len).step_by(self.step as usize) {
+            granted &= self.request_slot(slot_of(table, p.ancestor(len)), i);
         }
-        granted &= self.map.entry((table, p)).or_default().request(c);
+        granted &= self.request_slot(slot_of(table, p), c);
         granted
     }
     /// Undoes [`Self::lock`].
     pub fn unlock(&mut self, table: TableId, p: Prefix, mode: Mode) {
         let (c, i) = kinds(mode);
-        for (len, k) in (0..p.len).map(|l| (l, i)).chain([(p.len, c)]) {
-            let key = (table, p.ancestor(len));
-            let e = self
-                .map
-                .get_mut(&key)
-                .expect("VLLR unlock of a prefix never locked");
-            e.release(k);
-            if e.is_zero() {
-                self.map.remove(&key);
-            }
+        for len in (0..p.len).step_by(self.step as usize) {
+            self.release_slot(slot_of(table, p.ancestor(len)), i);
         }
+        self.release_slot(slot_of(table, p), c);
     }
-    /// The counters of `p` (zero if none).
+    /// The counters of `p`'s slot (zero if none; a colliding prefix's counts included).
     pub fn counters(&self, table: TableId, p: Prefix) -> PrefixCounters {
-        self.map.get(&(table, p)).copied().unwrap_or_default()
+        to_counters(self.slots[slot_of(table, p) as usize])
     }
     /// Whether every counter is back to zero.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.outstanding == 0
     }
 }
 
@@ -234,7 +359,7 @@ fn kinds(mode: Mode) -> (Kind, Kind) {
     }
 }
 
-/// One VLLR lock request: a prefix of a table's keys, in a mode.
+/// One VLLR lock: a prefix of a table's keys, in a mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PrefixLock {
     pub table: TableId,
@@ -243,86 +368,253 @@ pub struct PrefixLock {
 }
 
 /// Makes a transaction's prefix locks free of self-conflicts: a prefix under another of the same
-/// transaction's prefixes is dropped (the upper one is made exclusive if the lower one was).
+/// transaction's prefixes is dropped (the upper one is made exclusive if the lower one was). Sorted by
+/// (table, length, bits) afterwards.
 pub fn normalize(locks: &mut Vec<PrefixLock>) {
     locks.sort_unstable_by_key(|l| (l.table, l.prefix.len, l.prefix.bits));
-    let mut kept: Vec<PrefixLock> = Vec::with_capacity(locks.len());
-    for l in locks.drain(..) {
-        match kept
-            .iter_mut()
-            .find(|k| k.table == l.table && k.prefix.covers(l.prefix))
-        {
-            Some(k) => k.mode = k.mode.max(l.mode),
-            None => kept.push(l),
+    let mut n = 0;
+    // Lengths of the kept locks of the current table (bit `len`), and where that table's begin.
+    let (mut lengths, mut from) = (0u128, 0);
+    for i in 0..locks.len() {
+        let l = locks[i];
+        if n == 0 || locks[n - 1].table != l.table {
+            (lengths, from) = (0, n);
+        }
+        // Kept locks are sorted by (table, length, bits): an ancestor of `l` (or `l` itself) is among
+        // them, found by binary search at each length kept so far.
+        let mut found = None;
+        let mut m = lengths & ((1u128 << (l.prefix.len + 1)) - 1);
+        while m != 0 && found.is_none() {
+            let len = m.trailing_zeros() as u8;
+            m &= m - 1;
+            let want = (len, l.prefix.ancestor(len).bits);
+            found = locks[from..n]
+                .binary_search_by_key(&want, |k| (k.prefix.len, k.prefix.bits))
+                .ok()
+                .map(|j| from + j);
+        }
+        match found {
+            Some(j) => locks[j].mode = locks[j].mode.max(l.mode),
+            None => {
+                locks[n] = l;
+                n += 1;
+                lengths |= 1u128 << l.prefix.len;
+            }
         }
     }
-    *locks = kept;
+    locks.truncate(n);
 }
 
-/// VLLR: every access locks prefixes — a key its full-length prefix, a range its exact cover.
+/// One request of a `vllr` transaction, as the critical section executes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VllrRequest {
+    /// C on a full-length prefix: the record's colocated C_x/C_s.
+    Record { lock: PrefixLock, rid: RowId },
+    /// C on a shorter prefix: hashed slot `slot`.
+    Prefix { lock: PrefixLock, slot: u32 },
+    /// I (exclusive: I_x, shared: I_s) on hashed slot `slot`, once per transaction.
+    Intent { slot: u32, mode: Mode },
+}
+
+impl VllrRequest {
+    /// The lock this request places on a prefix itself (none for an intention).
+    #[inline]
+    fn lock(&self) -> Option<&PrefixLock> {
+        match self {
+            VllrRequest::Record { lock, .. } | VllrRequest::Prefix { lock, .. } => Some(lock),
+            VllrRequest::Intent { .. } => None,
+        }
+    }
+}
+
+/// The lock among `plan`'s requests whose prefix covers `key` of `table`, if any. `plan` puts the locks
+/// first, sorted by (table, length, bits) and prefix-free, then the intentions: a binary search for the
+/// key's own lock, then one per level (every lock `vllr` takes is at a level).
+fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRequest> {
+    let held = &locks[..locks.partition_point(|r| r.lock().is_some())];
+    let k = Prefix::key(key, KEY_BITS);
+    if held.len() <= 16 {
+        return held.iter().find(|r| {
+            r.lock()
+                .is_some_and(|l| l.table == table && l.prefix.covers(k))
+        });
+    }
+    let find = |p: Prefix| {
+        held.binary_search_by_key(&(table, p.len, p.bits), |r| {
+            let l = r.lock().expect("locks come first");
+            (l.table, l.prefix.len, l.prefix.bits)
+        })
+        .ok()
+        .map(|i| &held[i])
+    };
+    // The record's own lock first (the common case), then its ancestors at each level.
+    find(k).or_else(|| {
+        (0..KEY_BITS)
+            .step_by(LEVEL_STEP as usize)
+            .find_map(|len| find(k.ancestor(len)))
+    })
+}
+
+thread_local! {
+    /// `plan`'s scratch: the transaction's prefix locks and one access's cover.
+    static SCRATCH: RefCell<(Vec<PrefixLock>, Vec<Prefix>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// SCA lock ids of hashed slots live apart from the records' (table, key) ids.
+const SLOT_TABLE: TableId = u32::MAX;
+
+/// VLLR: every access locks prefixes — a key its full-length prefix, a range its level cover.
 pub struct PrefixLocks;
 
 impl LockScheme for PrefixLocks {
-    type Meta = ();
+    type Meta = VllCounters;
     type State = PrefixTable;
-    type Request = PrefixLock;
+    type Request = VllrRequest;
 
-    fn plan(db: &Database<()>, accesses: &[Access], out: &mut Vec<PrefixLock>) -> TxResult<bool> {
+    fn plan(
+        db: &Database<VllCounters>,
+        accesses: &[Access],
+        out: &mut Vec<VllrRequest>,
+    ) -> TxResult<bool> {
         out.clear();
-        let mut ps = Vec::new();
-        for a in accesses {
-            let mode = mode_of(a);
-            ps.clear();
-            match a.target {
-                Target::Key(k) => {
-                    // The slot must exist for the transaction to write it; ranges need no slots.
-                    db.table(a.table).get_or_create(k);
-                    ps.push(Prefix::key(k, KEY_BITS));
+        SCRATCH.with(|s| {
+            let (locks, ps) = &mut *s.borrow_mut();
+            locks.clear();
+            for a in accesses {
+                let mode = mode_of(a);
+                ps.clear();
+                match a.target {
+                    Target::Key(k) => ps.push(Prefix::key(k, KEY_BITS)),
+                    Target::Range { lo, hi } => range_cover(lo, hi, ps),
                 }
-                Target::Range { lo, hi } => cover(lo, hi, KEY_BITS, &mut ps),
+                locks.extend(ps.iter().map(|&prefix| PrefixLock {
+                    table: a.table,
+                    prefix,
+                    mode,
+                }));
             }
-            out.extend(ps.iter().map(|&prefix| PrefixLock {
-                table: a.table,
-                prefix,
-                mode,
-            }));
-        }
-        normalize(out);
+            normalize(locks);
+            for l in locks.iter() {
+                if l.prefix.len == KEY_BITS {
+                    // The record's slot carries the lock (and must exist for a write to it).
+                    let t = db.table(l.table);
+                    let (rid, _) = t.get_or_create(l.prefix.bits);
+                    std::hint::black_box(t.meta(rid).get());
+                    out.push(VllrRequest::Record { lock: *l, rid });
+                } else {
+                    out.push(VllrRequest::Prefix {
+                        lock: *l,
+                        slot: slot_of(l.table, l.prefix),
+                    });
+                }
+            }
+            // Intentions, each ancestor once: in key order, a lock shares with the one before it
+            // exactly the ancestors no longer than their common prefix (an earlier lock sharing an
+            // ancestor shares it with every lock in between; and the one before has an intention
+            // there, or one of the locks would cover the other), so it takes only the levels below.
+            // A lock stronger than the one before takes all of its own (an I_x beside that I_s: one
+            // transaction's intentions never conflict with each other). An I_x where an I_s would do
+            // only conflicts with more (Fig. 5), so inheriting a stronger intention is safe.
+            let start = |l: &PrefixLock| {
+                if l.prefix.len == 0 {
+                    0
+                } else {
+                    l.prefix.bits << (KEY_BITS - l.prefix.len)
+                }
+            };
+            locks.sort_unstable_by_key(|l| (l.table, start(l)));
+            let mut prev: Option<&PrefixLock> = None;
+            for l in locks.iter() {
+                let first = match prev {
+                    // Levels up to their common prefix's length are shared (the empty one always).
+                    Some(q) if q.table == l.table && q.mode >= l.mode => {
+                        let common = (start(q) ^ start(l)).leading_zeros() as u8;
+                        (common / LEVEL_STEP + 1) * LEVEL_STEP
+                    }
+                    _ => 0,
+                };
+                for len in (first..l.prefix.len).step_by(LEVEL_STEP as usize) {
+                    out.push(VllrRequest::Intent {
+                        slot: slot_of(l.table, l.prefix.ancestor(len)),
+                        mode: l.mode,
+                    });
+                }
+                prev = Some(l);
+            }
+        });
         Ok(true)
     }
 
-    fn request(st: &mut PrefixTable, _db: &Database<()>, r: &PrefixLock) -> bool {
-        st.lock(r.table, r.prefix, r.mode)
+    #[inline]
+    fn request(st: &mut PrefixTable, db: &Database<VllCounters>, r: &VllrRequest) -> bool {
+        match *r {
+            VllrRequest::Record { lock, rid } => db.table(lock.table).meta(rid).request(lock.mode),
+            VllrRequest::Prefix { lock, slot } => st.request_slot(slot, kinds(lock.mode).0),
+            VllrRequest::Intent { slot, mode } => st.request_slot(slot, kinds(mode).1),
+        }
     }
-    fn release(st: &mut PrefixTable, _db: &Database<()>, r: &PrefixLock) {
-        st.unlock(r.table, r.prefix, r.mode)
+    #[inline]
+    fn release(st: &mut PrefixTable, db: &Database<VllCounters>, r: &VllrRequest) {
+        match *r {
+            VllrRequest::Record { lock, rid } => db.table(lock.table).meta(rid).release(lock.mode),
+            VllrRequest::Prefix { lock, slot } => st.release_slot(slot, kinds(lock.mode).0),
+            VllrRequest::Intent { slot, mode } => st.release_slot(slot, kinds(mode).1),
+        }
     }
     fn allows(
-        locks: &[PrefixLock],
+        locks: &[VllrRequest],
         table: TableId,
         key: u64,
         write: bool,
     ) -> Option<Option<RowId>> {
-        let k = Prefix::key(key, KEY_BITS);
-        locks
-            .iter()
-            .any(|l| {
-                l.table == table && l.prefix.covers(k) && (!write || l.mode == Mode::Exclusive)
-            })
-            .then_some(None)
+        let r = find_cover(locks, table, key)?;
+        let l = r.lock().expect("a lock, not an intention");
+        if write && l.mode != Mode::Exclusive {
+            return None;
+        }
+        Some(match *r {
+            VllrRequest::Record { rid, .. } => Some(rid),
+            _ => None,
+        })
     }
-    fn allows_range(locks: &[PrefixLock], table: TableId, lo: u64, hi: u64) -> bool {
-        let mut ps = Vec::new();
-        cover(lo, hi, KEY_BITS, &mut ps);
-        ps.iter()
-            .all(|&p| locks.iter().any(|l| l.table == table && l.prefix.covers(p)))
+    fn allows_range(locks: &[VllrRequest], table: TableId, lo: u64, hi: u64) -> bool {
+        // Walk the range: each step, some lock must cover the next key, and the walk skips its block.
+        // (Several locks may share the range between them, e.g. single keys locked one by one.)
+        let mut at = lo;
+        while at <= hi {
+            let Some(l) = find_cover(locks, table, at).and_then(VllrRequest::lock) else {
+                return false;
+            };
+            let free = (KEY_BITS - l.prefix.len) as u32;
+            let last = at
+                | if free == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << free) - 1
+                };
+            match last.checked_add(1) {
+                Some(next) => at = next,
+                None => return true,
+            }
+        }
+        true
     }
-    fn sca_keys(r: &PrefixLock, f: &mut dyn FnMut(u64, bool)) {
-        // Prefixes of different lengths get different ids (the length is folded into the table byte).
-        f(
-            lock_id(r.table ^ (r.prefix.len as u32) << 16, r.prefix.bits),
-            r.mode == Mode::Exclusive,
-        )
+    fn sca_keys(r: &VllrRequest, f: &mut dyn FnMut(u64, bool)) {
+        // Safe for SCA (only false conflicts): a slot's C and I both mark the slot, I_s as shared (it
+        // conflicts with C_x only), I_x as exclusive (I_x vs I_x becomes a false conflict).
+        match *r {
+            VllrRequest::Record { lock, .. } => f(
+                lock_id(lock.table, lock.prefix.bits),
+                lock.mode == Mode::Exclusive,
+            ),
+            VllrRequest::Prefix { lock, slot } => f(
+                lock_id(SLOT_TABLE, slot as u64),
+                lock.mode == Mode::Exclusive,
+            ),
+            VllrRequest::Intent { slot, mode } => {
+                f(lock_id(SLOT_TABLE, slot as u64), mode == Mode::Exclusive)
+            }
+        }
     }
 }
 
@@ -410,7 +702,7 @@ mod tests {
             for want in modes {
                 let both_shared = held == Mode::Shared && want == Mode::Shared;
                 for other in [anc, mid, desc] {
-                    let mut t = PrefixTable::default();
+                    let mut t = PrefixTable::with_step(1);
                     assert!(t.lock(0, mid, held));
                     // Same prefix, ancestor or descendant: conflicting unless both are shared.
                     assert_eq!(
@@ -424,7 +716,7 @@ mod tests {
                     assert!(t.is_empty(), "counters return to zero");
                 }
                 // Disjoint prefixes (siblings) never conflict, even when sharing ancestors' intentions.
-                let mut t = PrefixTable::default();
+                let mut t = PrefixTable::with_step(1);
                 assert!(t.lock(0, p("0100"), held));
                 assert!(t.lock(0, p("0101"), want));
                 assert!(t.lock(1, p("0100"), want), "other table");
@@ -434,7 +726,7 @@ mod tests {
 
     #[test]
     fn overlapping_ranges_need_no_splitting() {
-        let mut t = PrefixTable::default();
+        let mut t = PrefixTable::with_step(1);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         cover(10, 40, 8, &mut a);
         cover(30, 60, 8, &mut b);
@@ -465,7 +757,395 @@ mod tests {
         ];
         normalize(&mut v);
         assert_eq!(v, [l("11", Mode::Shared), l("0100", Mode::Exclusive)]);
-        let mut t = PrefixTable::default();
+        let mut t = PrefixTable::with_step(1);
         assert!(v.iter().all(|r| t.lock(r.table, r.prefix, r.mode)));
+    }
+
+    #[test]
+    fn level_covers_are_exact_and_use_only_levels() {
+        let mut out = Vec::new();
+        // Footnote 3's range with 4-bit levels: the same keys, as 7 single-key prefixes.
+        cover_levels(0b0011_1100, 0b0100_0010, 8, 4, &mut out);
+        assert_eq!(out.len(), 7);
+        assert!(out.iter().all(|q| q.len == 8));
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..300 {
+            let (a, b) = ((next() & 0xff), (next() & 0xff));
+            let (lo, hi) = (a.min(b), a.max(b));
+            out.clear();
+            cover_levels(lo, hi, 8, 4, &mut out);
+            assert!(out.iter().all(|q| q.len.is_multiple_of(4)));
+            for k in 0..=255u64 {
+                let n = out.iter().filter(|q| q.covers(Prefix::key(k, 8))).count();
+                assert_eq!(n, ((lo..=hi).contains(&k)) as usize, "[{lo},{hi}] key {k}");
+            }
+        }
+        // 64-bit keys: the covered count is exact and at most 15 blocks per level at each end.
+        for _ in 0..300 {
+            let (a, b) = (next(), next() >> (next() % 64));
+            let (lo, hi) = (a.min(b), a.max(b));
+            out.clear();
+            cover_levels(lo, hi, 64, LEVEL_STEP, &mut out);
+            assert!(out.len() <= 2 * 15 * 16);
+            let total: u128 = out.iter().map(|q| 1u128 << (64 - q.len)).sum();
+            assert_eq!(total, (hi - lo) as u128 + 1, "[{lo},{hi}]");
+            assert!(out.iter().all(|q| q.len.is_multiple_of(LEVEL_STEP)));
+            let first = out[0];
+            let last = out[out.len() - 1];
+            assert!(first.covers(Prefix::key(lo, 64)) && last.covers(Prefix::key(hi, 64)));
+        }
+        out.clear();
+        cover_levels(0, u64::MAX, 64, LEVEL_STEP, &mut out);
+        assert_eq!(out, [p("")]);
+        // `vllr`'s range covers: rounded out to 16-key blocks, never a single key.
+        out.clear();
+        range_cover(0x1233, 0x1235, &mut out);
+        assert_eq!(
+            out,
+            [Prefix {
+                len: 60,
+                bits: 0x123
+            }]
+        );
+        out.clear();
+        range_cover(0x1200, 0x12ff, &mut out);
+        assert_eq!(
+            out,
+            [Prefix {
+                len: 56,
+                bits: 0x12
+            }],
+            "aligned ranges are exact"
+        );
+        out.clear();
+        range_cover(0x1201, 0x12fff, &mut out);
+        assert!(out
+            .iter()
+            .all(|q| q.len <= 60 && q.len.is_multiple_of(LEVEL_STEP)));
+        let total: u64 = out.iter().map(|q| 1u64 << (64 - q.len)).sum();
+        assert_eq!(total, 0x12fff - 0x1200 + 1, "31 prefixes: only 16-rounded");
+        // Delivery's scan to a fence row: one prefix, the district's whole order-id space.
+        out.clear();
+        range_cover((7 << 32) | 3000, (7 << 32) | 0xffff_fffe, &mut out);
+        assert_eq!(out, [Prefix { len: 32, bits: 7 }]);
+        // Random ranges: a superset, at most 32 prefixes, under 2.3× (+ 30 keys) extra.
+        for _ in 0..300 {
+            let (a, b) = (next(), next() >> (next() % 64));
+            let (lo, hi) = (a.min(b), a.max(b));
+            out.clear();
+            range_cover(lo, hi, &mut out);
+            assert!(out.len() <= RANGE_MAX_PREFIXES);
+            assert!(out
+                .iter()
+                .all(|q| q.len <= 60 && q.len.is_multiple_of(LEVEL_STEP)));
+            let total: u128 = out.iter().map(|q| 1u128 << (64 - q.len)).sum();
+            let width = (hi - lo) as u128 + 1;
+            assert!(
+                total >= width && total <= width * 33 / 10 + 30,
+                "[{lo:#x},{hi:#x}]"
+            );
+            assert!(out[0].covers(Prefix::key(lo, 64)));
+            assert!(out[out.len() - 1].covers(Prefix::key(hi, 64)));
+        }
+    }
+
+    /// Fig. 5 with `vllr`'s 4-bit levels: ancestor, same prefix, descendant, sibling.
+    #[test]
+    fn the_conflict_matrix_holds_on_levels() {
+        let lv = |s: &str| {
+            let q = p(s);
+            assert!(q.len.is_multiple_of(LEVEL_STEP));
+            q
+        };
+        let (anc, mid, desc, sib) = (
+            lv("0100"),
+            lv("01001100"),
+            lv("010011000001"),
+            lv("01001101"),
+        );
+        let modes = [Mode::Shared, Mode::Exclusive];
+        for held in modes {
+            for want in modes {
+                let both_shared = held == Mode::Shared && want == Mode::Shared;
+                for other in [anc, mid, desc] {
+                    let mut t = PrefixTable::default();
+                    assert!(t.lock(3, mid, held));
+                    assert_eq!(
+                        t.lock(3, other, want),
+                        both_shared,
+                        "{held:?} / {want:?} {other:?}"
+                    );
+                    t.unlock(3, other, want);
+                    t.unlock(3, mid, held);
+                    assert!(t.is_empty());
+                }
+                let mut t = PrefixTable::default();
+                assert!(t.lock(3, mid, held));
+                assert!(t.lock(3, sib, want), "siblings share only intentions");
+                assert!(t.lock(4, mid, want), "other table");
+            }
+        }
+    }
+
+    /// `normalize` (binary searches per kept length) agrees with the obvious quadratic version.
+    #[test]
+    fn normalize_matches_a_brute_force_oracle() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..500 {
+            let n = (next() % 24) as usize;
+            let mut v: Vec<PrefixLock> = (0..n)
+                .map(|_| {
+                    let len = (next() % 9) as u8;
+                    PrefixLock {
+                        table: (next() % 2) as u32,
+                        prefix: Prefix {
+                            len,
+                            bits: next() & ((1u64 << len) - 1),
+                        },
+                        mode: if next().is_multiple_of(2) {
+                            Mode::Shared
+                        } else {
+                            Mode::Exclusive
+                        },
+                    }
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable_by_key(|l| (l.table, l.prefix.len, l.prefix.bits));
+            let mut kept: Vec<PrefixLock> = Vec::new();
+            for l in want {
+                match kept
+                    .iter_mut()
+                    .find(|k| k.table == l.table && k.prefix.covers(l.prefix))
+                {
+                    Some(k) => k.mode = k.mode.max(l.mode),
+                    None => kept.push(l),
+                }
+            }
+            normalize(&mut v);
+            assert_eq!(v, kept);
+        }
+    }
+
+    fn db() -> Database<VllCounters> {
+        use crate::storage::{Column, ColumnType, Schema, TableSpec};
+        let mut db = Database::new();
+        let schema = Schema::new(vec![Column::new("a", ColumnType::Int)]).unwrap();
+        for name in ["t", "u"] {
+            db.create_table(TableSpec::new(name, schema.clone()).ordered(1))
+                .unwrap();
+        }
+        db
+    }
+
+    /// Requests every lock of `accesses` (as `BeginTransaction` does) and says whether all were granted.
+    fn begin(
+        st: &mut PrefixTable,
+        db: &Database<VllCounters>,
+        accesses: &[Access],
+    ) -> (bool, Vec<VllrRequest>) {
+        let mut out = Vec::new();
+        assert!(PrefixLocks::plan(db, accesses, &mut out).unwrap());
+        let mut granted = true;
+        for r in &out {
+            granted &= PrefixLocks::request(st, db, r);
+        }
+        (granted, out)
+    }
+
+    fn finish(st: &mut PrefixTable, db: &Database<VllCounters>, locks: &[VllrRequest]) {
+        for r in locks {
+            PrefixLocks::release(st, db, r);
+        }
+    }
+
+    /// The scheme end to end: point locks (colocated C + level intentions) against range locks (level
+    /// covers), in every mode pair; everything back to zero afterwards.
+    #[test]
+    fn points_and_ranges_conflict_exactly_when_they_overlap() {
+        use crate::storage::ColumnSet;
+        let db = db();
+        let mut st = PrefixTable::default();
+        let acc = |write: bool, lo: u64, hi: u64| {
+            let a = ColumnSet::one(0);
+            match (lo == hi, write) {
+                (true, false) => Access::read(0, lo, a),
+                (true, true) => Access::update(0, lo, a, a),
+                (false, false) => Access::scan(0, lo, hi, a),
+                (false, true) => Access {
+                    kind: crate::txn::AccessKind::Delete,
+                    ..Access::scan(0, lo, hi, a)
+                },
+            }
+        };
+        let ranges = [
+            (0x1230, 0x12ff),
+            (0x1000, 0x1fff_ffff),
+            (0, u64::MAX),
+            (0x1234, 0x1234),
+            (0x1233, 0x1235),
+        ];
+        let probes = [0x1234u64, 0x1230, 0x12ff, 0x122f, 0x1300, 0x2000_0000];
+        for (lo, hi) in ranges {
+            for key in probes {
+                for (w1, w2) in [(false, false), (false, true), (true, false), (true, true)] {
+                    let (g1, l1) = begin(&mut st, &db, &[acc(w1, lo, hi)]);
+                    assert!(g1, "alone, granted");
+                    let (g2, l2) = begin(&mut st, &db, &[acc(w2, key, key)]);
+                    // A range is rounded out (`range_cover`); a key is exact.
+                    let mut rc = Vec::new();
+                    range_cover(lo, hi, &mut rc);
+                    let overlap = if lo == hi {
+                        key == lo
+                    } else {
+                        rc.iter().any(|q| q.covers(Prefix::key(key, 64)))
+                    };
+                    assert_eq!(
+                        g2,
+                        !overlap || (!w1 && !w2),
+                        "range [{lo:#x},{hi:#x}] w={w1}, key {key:#x} w={w2}"
+                    );
+                    // The covering check of execution agrees.
+                    assert_eq!(PrefixLocks::allows(&l1, 0, key, w1).is_some(), overlap);
+                    finish(&mut st, &db, &l2);
+                    finish(&mut st, &db, &l1);
+                    assert!(st.is_empty());
+                }
+            }
+        }
+        let t = db.table(0);
+        for k in t.present_keys() {
+            assert!(t.meta(t.lookup(k).unwrap()).get().is_zero(), "key {k:#x}");
+        }
+    }
+
+    /// Random pairs of transactions (points and ranges, two tables, mixed modes): the second is granted
+    /// exactly when no lock of one covers a lock of the other with either exclusive — the definition —
+    /// however the intentions were shared. (Hash collisions could only add conflicts: none here.)
+    #[test]
+    fn intentions_catch_every_conflict_between_random_transactions() {
+        use crate::storage::ColumnSet;
+        let db = db();
+        let mut st = PrefixTable::default();
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let a = ColumnSet::one(0);
+        let random_txn = |next: &mut dyn FnMut() -> u64| -> Vec<Access> {
+            (0..1 + next() % 6)
+                .map(|_| {
+                    let t = (next() % 2) as u32;
+                    let lo = next() % 0x100;
+                    let write = next().is_multiple_of(2);
+                    if next().is_multiple_of(3) {
+                        let hi = lo + next() % (1 << (next() % 10));
+                        let mut s = Access::scan(t, lo, hi, a);
+                        if write {
+                            s.kind = crate::txn::AccessKind::Delete;
+                        }
+                        s
+                    } else if write {
+                        Access::update(t, lo, a, a)
+                    } else {
+                        Access::read(t, lo, a)
+                    }
+                })
+                .collect()
+        };
+        let held = |l: &[VllrRequest]| -> Vec<PrefixLock> {
+            l.iter().filter_map(|r| r.lock().copied()).collect()
+        };
+        let (mut conflicts_seen, mut free_seen) = (0, 0);
+        for _ in 0..400 {
+            let (ta, tb) = (random_txn(&mut next), random_txn(&mut next));
+            let (ga, la) = begin(&mut st, &db, &ta);
+            assert!(ga, "a transaction alone is granted");
+            let (gb, lb) = begin(&mut st, &db, &tb);
+            let conflict = held(&la).iter().any(|p| {
+                held(&lb).iter().any(|q| {
+                    p.table == q.table
+                        && (p.prefix.covers(q.prefix) || q.prefix.covers(p.prefix))
+                        && (p.mode == Mode::Exclusive || q.mode == Mode::Exclusive)
+                })
+            });
+            assert_eq!(gb, !conflict, "{ta:?} then {tb:?}");
+            if conflict {
+                conflicts_seen += 1;
+            } else {
+                free_seen += 1;
+            }
+            finish(&mut st, &db, &lb);
+            finish(&mut st, &db, &la);
+            assert!(st.is_empty());
+        }
+        assert!(
+            conflicts_seen > 50 && free_seen > 50,
+            "{conflicts_seen} / {free_seen}"
+        );
+    }
+
+    #[test]
+    fn a_transaction_takes_each_intention_once_and_never_blocks_itself() {
+        use crate::storage::ColumnSet;
+        let db = db();
+        let mut st = PrefixTable::default();
+        let a = ColumnSet::one(0);
+        // Ten keys of one 4-bit block, a scan over them and a write inside the scan.
+        let mut acc: Vec<Access> = (0..10)
+            .map(|k| Access::update(0, 0x5550 + k, a, a))
+            .collect();
+        acc.push(Access::scan(0, 0x5600, 0x56ff, a));
+        acc.push(Access::update(0, 0x5610, a, a));
+        let (granted, locks) = begin(&mut st, &db, &acc);
+        assert!(granted);
+        let records = locks
+            .iter()
+            .filter(|r| matches!(r, VllrRequest::Record { .. }))
+            .count();
+        let prefixes = locks
+            .iter()
+            .filter(|r| matches!(r, VllrRequest::Prefix { .. }))
+            .count();
+        let intents = locks
+            .iter()
+            .filter(|r| matches!(r, VllrRequest::Intent { .. }))
+            .count();
+        assert_eq!(
+            (records, prefixes),
+            (10, 1),
+            "the write in the scan merges into it"
+        );
+        // Everyone's ancestors at lengths 0..=52 (14 levels) are the same prefixes; below that the keys
+        // add 0x55 (56 bits) and 0x555 (60 bits), and the scan locks 0x56 (56 bits) itself.
+        assert_eq!(intents, 14 + 2);
+        assert!(PrefixLocks::allows_range(&locks, 0, 0x5550, 0x5559));
+        assert!(PrefixLocks::allows_range(&locks, 0, 0x5553, 0x5553));
+        assert!(PrefixLocks::allows_range(&locks, 0, 0x5600, 0x56ff));
+        assert!(!PrefixLocks::allows_range(&locks, 0, 0x5550, 0x555a));
+        assert!(!PrefixLocks::allows_range(&locks, 0, 0x55ff, 0x5600));
+        assert!(!PrefixLocks::allows_range(&locks, 1, 0x5600, 0x5601));
+        assert_eq!(
+            PrefixLocks::allows(&locks, 0, 0x5610, true),
+            Some(None),
+            "the scan became exclusive"
+        );
+        finish(&mut st, &db, &locks);
+        assert!(st.is_empty());
     }
 }
