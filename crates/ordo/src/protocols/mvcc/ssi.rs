@@ -7,8 +7,8 @@
 //!  Fig 3.1 begin(T): T.inConflict = T.outConflict = false     Conflicts::default (state.rs)
 //!  Fig 3.2 commit(T): atomic { if unsafe: abort;               SsiShared::commit (latch, or own mutex)
 //!                               mark T committed }
-//!          keep SIREAD locks, suspend T                        SsiShared::retain
-//!          clean up transactions older than every active one   SsiShared::cleanup
+//!          keep SIREAD locks, suspend T                        SsiShared::retain_and_cleanup
+//!          clean up transactions older than every active one   (same, one queue lock)
 //!  Fig 3.3 markConflict(reader, writer)                        SsiShared::mark_conflict
 //!  Fig 3.4 read: SIREAD lock, EXCLUSIVE-lock check,            txn.rs `read_checks` + SsiShared::siread
 //!                newer-version check
@@ -49,11 +49,15 @@
 //!   which cannot be a dangerous pivot: it commits under its own `conflicts` mutex only (the
 //!   argument is at [`SsiShared::commit`]); a latched check therefore takes its own timestamp
 //!   first and waits for an out-conflict caught in `COMMITTING`. Every conflict-list change and every doom also holds the
-//!   target's `conflicts` mutex. Dooming another transaction (`Handle::doom`) is a compare-and-swap
+//!   target's `conflicts` mutex. A worker's retained queue is locked once per commit, for both the
+//!   retain and the cleanup of its front; releases run under it (no one takes a queue lock while
+//!   holding a record's or a table's mutex, and a sweeper only `try_lock`s another worker's queue).
+//!   Dooming another transaction (`Handle::doom`) is a compare-and-swap
 //!   ACTIVE → DOOMED, so it can neither undo an abort nor hit a transaction that is committing.
 //! * Transactions refer to each other through [`Handle`]s (see `state`): a check of another
 //!   transaction's status reads its record and validates the id, with no shared counter written.
-//!   A handle whose record has been recycled names a *released* transaction: one that aborted, or
+//!   A handle whose record has been released (its `id` reset under the record's `conflicts` mutex,
+//!   see `state`) or recycled names a *released* transaction: one that aborted, or
 //!   committed at or before the horizon (so it overlaps no running transaction), and whose traces
 //!   are gone. A committed transaction is never released earlier — not even a pure writer with no
 //!   SIREAD lock, which Cahill need not suspend: a later reader must still find its commit time
@@ -150,7 +154,8 @@ pub const SWEEP: u32 = 8;
 /// mutex taken twice per transaction); every [`SWEEP`]-th commit it also sweeps the other queues.
 #[derive(Debug, Default)]
 pub struct Retained {
-    queue: CachePadded<Mutex<VecDeque<Handle>>>,
+    /// Each with the number of point SIREAD locks it took.
+    queue: CachePadded<Mutex<VecDeque<(Handle, usize)>>>,
     /// Point SIREAD locks of committed transactions not yet released, counted at commit (not per
     /// read) and decremented by whoever releases them: only the sum over workers means anything.
     sireads: AtomicI64,
@@ -422,69 +427,68 @@ impl SsiShared {
             .sum()
     }
 
-    /// Suspends a committed transaction of worker `mine` that holds `sireads` point SIREAD locks
-    /// (§3.3) until the horizon passes it.
-    pub fn retain(&self, mine: &Retained, t: Handle, sireads: usize) {
-        mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
-        mine.queue.lock().push_back(t);
+    /// Suspends a committed transaction `t` of worker `mine` that holds `sireads` point SIREAD
+    /// locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3) the retained
+    /// transactions of `mine` that no running transaction overlaps any more (committed at or before
+    /// `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
+    /// those of the other workers. One lock of the worker's queue does both: releasing under it
+    /// cannot deadlock, as nobody takes a queue lock while holding a record's or a table's mutex,
+    /// and a sweeper only tries it.
+    pub fn retain_and_cleanup(
+        &self,
+        mine: &Retained,
+        t: Handle,
+        sireads: usize,
+        horizon: u64,
+        sweep: bool,
+    ) {
+        if sireads != 0 {
+            mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
+        }
+        {
+            let mut q = mine.queue.lock();
+            q.push_back((t, sireads));
+            self.release_front(mine, &mut q, horizon);
+        }
+        if sweep {
+            for other in self.workers.read().iter() {
+                if !std::ptr::eq(&**other, mine) {
+                    // Another worker is sweeping this queue: it will get there (never urgent).
+                    if let Some(mut q) = other.queue.try_lock() {
+                        self.release_front(mine, &mut q, horizon);
+                    }
+                }
+            }
+        }
     }
 
     /// Drops every SSI trace of `t` (aborted, or committed and overlapping no running transaction):
     /// its SIREAD locks (range locks at once; point locks become stale, see [`SireadList`]) and its
     /// conflict lists; then its worker may recycle its record.
     /// `mine` is the releasing worker's queue (its counter takes the decrement).
-    pub fn release(&self, mine: &Retained, t: Handle) {
-        let (sireads, ranges) = t
-            .with_conflicts(|c| {
-                c.ins.clear();
-                c.outs.clear();
-                (
-                    std::mem::take(&mut c.sireads),
-                    std::mem::take(&mut c.ranges),
-                )
-            })
-            .unwrap_or_default();
+    pub fn release(&self, mine: &Retained, t: Handle, sireads: usize) {
+        let ranges = t.rec().retire(|c| std::mem::take(&mut c.ranges));
         // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
         // writers and dropped by the next transaction that locks the record.
-        mine.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
+        if sireads != 0 {
+            mine.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
+        }
         for table in ranges {
             let r = &self.ranges[table as usize];
             let mut locks = r.locks.lock();
             locks.retain(|l| l.owner.id != t.id);
             r.count.store(locks.len(), Ordering::Release);
         }
-        t.rec().set_released();
-    }
-
-    /// Cahill §3.3: cleans up the retained transactions of worker `mine` that no running transaction
-    /// overlaps any more (committed at or before the horizon); with `sweep` (every [`SWEEP`]-th
-    /// commit of the worker) also those of the other workers.
-    pub fn cleanup(&self, mine: &Retained, horizon: u64, sweep: bool) {
-        self.cleanup_queue(mine, mine, horizon);
-        if sweep {
-            for other in self.workers.read().iter() {
-                if !std::ptr::eq(&**other, mine) {
-                    self.cleanup_queue(mine, other, horizon);
-                }
-            }
-        }
     }
 
     /// Releases the front of `queue` while it committed at or before the horizon.
-    fn cleanup_queue(&self, mine: &Retained, queue: &Retained, horizon: u64) {
-        loop {
-            let t = {
-                // Another worker is sweeping this queue: it will get there (never urgent).
-                let Some(mut q) = queue.queue.try_lock() else {
-                    return;
-                };
-                match q.front() {
-                    Some(t) if t.cts().is_none_or(|c| c <= horizon) => q.pop_front(),
-                    _ => None,
-                }
-            };
-            let Some(t) = t else { break };
-            self.release(mine, t);
+    fn release_front(&self, mine: &Retained, queue: &mut VecDeque<(Handle, usize)>, horizon: u64) {
+        while let Some(&(t, sireads)) = queue.front() {
+            if !t.cts().is_none_or(|c| c <= horizon) {
+                break;
+            }
+            queue.pop_front();
+            self.release(mine, t, sireads);
         }
     }
 }

@@ -15,10 +15,12 @@
 //! record could not be reused while a stale SIREAD lock still pointed to it).
 //!
 //! A handle is **validated** by comparing its id with the record's: the record's `id` works as a
-//! sequence lock. Recycling (under the record's `conflicts` mutex) first stores `RECYCLING` in `id`,
-//! then resets status and timestamps, then stores the new id; [`Handle::state`] reads `id`, status and
+//! sequence lock. Releasing a record ([`TxnShared::retire`], under its `conflicts` mutex) stores
+//! `RECYCLING` in `id`, then resets status and timestamps, then marks it released; reusing it later
+//! for the worker's next transaction only stores the new id (no lock: nothing can be pushed into a
+//! record whose `id` names no transaction); [`Handle::state`] reads `id`, status and
 //! commit timestamp, and `id` again, and trusts what it read only if both ids are the handle's. A
-//! handle whose record was recycled names a released transaction, which by construction nothing needs
+//! handle whose record was released (or recycled) names a released transaction, which by construction nothing needs
 //! any more: it is treated as stale (its SIREAD locks are ignored, it is no conflict), and the one
 //! fact about a released transaction that is still needed later — the commit time of a pivot's
 //! earliest committed out-conflict — is copied into the pivot at its commit (`out_first`).
@@ -60,8 +62,6 @@ pub struct Conflicts {
     pub ins: Vec<Handle>,
     /// Transactions this one has an rw-antidependency to (it read what they overwrote): `T.outConflict`.
     pub outs: Vec<Handle>,
-    /// How many point SIREAD locks this transaction took (for the GC statistics).
-    pub sireads: usize,
     /// Whether it holds range SIREAD locks (in tables' predicate lists).
     pub ranges: Vec<TableId>,
 }
@@ -205,20 +205,36 @@ impl TxnShared {
         }
     }
 
-    /// Makes a released record the record of transaction `id`, keeping the conflict lists' capacity.
-    fn recycle(&self, id: TxnId) {
+    /// Releases the record (Cahill §3.3 cleanup, or an abort): under the `conflicts` mutex, hands
+    /// `f` the conflict lists to drop, then stores [`RECYCLING`] in `id` and resets the record for
+    /// its next transaction, and only then marks it released. From the `id` store on every handle
+    /// to it reads `None` (released), and no conflict can be pushed or doom land here (both check
+    /// `id` under this mutex), so the owner recycles it later ([`TxnShared::reuse`]) with plain
+    /// stores — no second lock, and no second touch of the mutex's cache line.
+    ///
+    /// Resetting at release rather than at reuse changes nothing another transaction can see: a
+    /// released record could already be recycled at once by its worker's next transaction.
+    pub fn retire<R>(&self, f: impl FnOnce(&mut Conflicts) -> R) -> R {
         let mut c = self.conflicts.lock();
+        let r = f(&mut c);
+        c.ins.clear();
+        c.outs.clear();
+        c.ranges.clear();
         self.id.store(RECYCLING, Ordering::Relaxed);
         fence(Ordering::Release);
         self.status.store(ACTIVE, Ordering::Relaxed);
         self.cts.store(INFINITY, Ordering::Relaxed);
         self.out_first.store(INFINITY, Ordering::Relaxed);
-        self.released.store(false, Ordering::Relaxed);
         *self.waiting_for.lock() = None;
-        c.ins.clear();
-        c.outs.clear();
-        c.sireads = 0;
-        c.ranges.clear();
+        drop(c);
+        self.released.store(true, Ordering::Release);
+        r
+    }
+
+    /// Makes a record released by [`TxnShared::retire`] (whose reset the `Acquire` load of
+    /// `released` made visible) the record of transaction `id`.
+    fn reuse(&self, id: TxnId) {
+        self.released.store(false, Ordering::Relaxed);
         self.id.store(id, Ordering::Release);
     }
 
@@ -238,10 +254,6 @@ impl TxnShared {
     /// Records the §3.6 value at commit (under the SSI latch).
     pub fn set_out_first(&self, t: u64) {
         self.out_first.store(t, Ordering::Release);
-    }
-    /// Its worker may recycle it from now on (the last thing done to a finished transaction).
-    pub fn set_released(&self) {
-        self.released.store(true, Ordering::Release);
     }
     pub fn is_released(&self) -> bool {
         self.released.load(Ordering::Acquire)
@@ -264,7 +276,7 @@ impl Pool {
         let t = match mine.front() {
             Some(t) if t.is_released() => {
                 let t = mine.pop_front().expect("front exists");
-                t.recycle(id);
+                t.reuse(id);
                 t
             }
             _ => {

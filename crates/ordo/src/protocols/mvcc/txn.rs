@@ -436,9 +436,10 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             }
         }
         if M::SSI {
-            self.p.ssi.release(&self.w.retained, self.h);
+            // An aborted transaction retained nothing, so its SIREAD locks were never counted.
+            self.p.ssi.release(&self.w.retained, self.h, 0);
         } else {
-            self.me.set_released();
+            self.me.retire(|_| ());
         }
         self.p.clock.end(&self.w.slot);
         self.w.rec.finish(self.h.id, false);
@@ -690,20 +691,23 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         p.clock.end(&self.w.slot);
         let horizon = p.clock.refresh_horizon();
         self.install(cts, horizon);
+        debug_assert_eq!(self.me.status(), COMMITTED);
         if M::SSI {
-            self.me.conflicts.lock().sireads = self.w.sireads;
             // Every committed transaction is retained until the horizon passes it, even one without
             // SIREAD locks or out-conflicts: a reader may still find its version (or a pivot hold it
             // as T_out) and must see its commit timestamp, so its record may not be recycled yet.
             let mine = &*self.w.retained;
-            p.ssi.retain(mine, self.h, self.w.sireads);
             self.w.commits = self.w.commits.wrapping_add(1);
-            p.ssi
-                .cleanup(mine, horizon, self.w.commits.is_multiple_of(ssi::SWEEP));
+            p.ssi.retain_and_cleanup(
+                mine,
+                self.h,
+                self.w.sireads,
+                horizon,
+                self.w.commits.is_multiple_of(ssi::SWEEP),
+            );
         } else {
-            self.me.set_released();
+            self.me.retire(|_| ());
         }
-        debug_assert_eq!(self.me.status(), COMMITTED);
         self.w.rec.finish(self.h.id, true);
         Ok(())
     }
