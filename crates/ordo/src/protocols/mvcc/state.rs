@@ -267,26 +267,39 @@ pub struct Pool(Mutex<Vec<Arc<TxnShared>>>);
 impl Pool {
     /// A record for transaction `id`: the oldest of `mine` (the worker's records, oldest first) if
     /// it was released, else a new one (registered in the pool). The record is pushed back onto
-    /// `mine` and a reference to it returned.
-    pub fn record(
-        &self,
-        mine: &mut std::collections::VecDeque<Arc<TxnShared>>,
+    /// `mine` and returned, borrowed from the pool: no reference count is touched per transaction
+    /// (an `Arc` clone and drop were two atomic writes to a cold line of the record's allocation).
+    pub fn record<'a>(
+        &'a self,
+        mine: &mut std::collections::VecDeque<Handle>,
         id: TxnId,
-    ) -> Arc<TxnShared> {
-        let t = match mine.front() {
-            Some(t) if t.is_released() => {
+    ) -> &'a TxnShared {
+        let h = match mine.front() {
+            Some(t) if t.rec().is_released() => {
                 let t = mine.pop_front().expect("front exists");
-                t.reuse(id);
-                t
+                t.rec().reuse(id);
+                t.rec().handle()
             }
             _ => {
                 let t = Arc::new(TxnShared::new(id));
-                self.0.lock().push(t.clone());
-                t
+                let h = t.handle();
+                self.0.lock().push(t);
+                h
             }
         };
-        mine.push_back(t.clone());
-        t
+        mine.push_back(h);
+        // SAFETY: the pool keeps every record, at a stable address, until it is dropped, and `'a`
+        // borrows the pool.
+        unsafe { h.ptr.as_ref() }
+    }
+
+    /// Starts loading the record `record` will look at next (see [`Handle::prefetch`]): called at
+    /// the end of a transaction, so the next one's begin does not wait for it.
+    #[inline]
+    pub fn prefetch_next(mine: &std::collections::VecDeque<Handle>) {
+        if let Some(t) = mine.front() {
+            t.prefetch();
+        }
     }
 
     /// Records allocated so far.

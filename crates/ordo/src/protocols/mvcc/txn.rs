@@ -12,7 +12,7 @@
 //!   new image goes in place, the lock is released.
 
 use super::record::{MvMeta, Record, Visible};
-use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
+use super::state::{Handle, Pool, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
 use super::{clock::SnapshotSlot, ssi, Mode, Mvcc};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
@@ -44,7 +44,7 @@ pub struct MvccWorker {
     commits: u32,
     /// This worker's transaction records, oldest first (the last is the running transaction's);
     /// the oldest is recycled once released (see `state`).
-    spent: VecDeque<Arc<TxnShared>>,
+    spent: VecDeque<Handle>,
     /// Buffers of dropped versions, reused for the versions this worker's commits push.
     spare: Vec<Box<[u64]>>,
 }
@@ -100,7 +100,7 @@ struct WriteEntry {
 pub struct MvccTx<'w, M: Mode> {
     p: &'w Mvcc<M>,
     w: &'w mut MvccWorker,
-    me: Arc<TxnShared>,
+    me: &'w TxnShared,
     /// `me`'s handle (its id and record).
     h: Handle,
     /// Snapshot timestamp (`T.begin`), or [`NO_SNAPSHOT`] until the first operation takes it.
@@ -199,7 +199,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     #[inline]
     fn check_doomed(&self) -> TxResult<()> {
         if M::SSI {
-            self.p.ssi.doomed(&self.me)
+            self.p.ssi.doomed(self.me)
         } else {
             Ok(())
         }
@@ -271,7 +271,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             Visible::None => ABSENT,
         };
         if self.tracks_reads() {
-            let (me, h) = (&*self.me, self.h);
+            let (me, h) = (self.me, self.h);
             if point && rec.sireads.lock(h, horizon) {
                 self.w.sireads += 1;
             }
@@ -401,12 +401,12 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                 rec.sireads.live_owners(h.id, self.horizon, &mut owners);
                 for &(owner, state) in &owners {
                     if ssi::relevant_state(state, s) {
-                        p.ssi.mark_conflict(owner, h, &self.me)?;
+                        p.ssi.mark_conflict(owner, h, self.me)?;
                     }
                 }
                 self.w.owners = owners;
                 drop(rec);
-                p.ssi.check_ranges(t.id(), key, &self.me, s)?;
+                p.ssi.check_ranges(t.id(), key, self.me, s)?;
             }
             return Ok(self.w.writes.len() - 1);
         }
@@ -442,6 +442,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             self.me.retire(|_| ());
         }
         self.p.clock.end(&self.w.slot);
+        Pool::prefetch_next(&self.w.spent);
         self.w.rec.finish(self.h.id, false);
     }
 
@@ -511,7 +512,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         if slot.is_none() && self.tracks_reads() {
             // §3.5: the absence of a key is read through a range lock on it, then looked up again.
             self.p.ssi.add_range(table, key, key, self.h);
-            ssi::remember_range(&self.me, table);
+            ssi::remember_range(self.me, table);
             slot = t.lookup(key);
         }
         let Some(rid) = slot else {
@@ -642,7 +643,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
             // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).
             self.p.ssi.add_range(table, lo, hi, self.h);
-            ssi::remember_range(&self.me, table);
+            ssi::remember_range(self.me, table);
         }
         let s = self.statement_snapshot();
         let words = t.schema().row_words();
@@ -674,7 +675,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
     fn commit(mut self) -> TxResult<()> {
         let p = self.p;
         let cts = if M::SSI {
-            match p.ssi.commit(&self.me, || p.clock.commit_ts()) {
+            match p.ssi.commit(self.me, || p.clock.commit_ts()) {
                 Ok(cts) => cts,
                 Err(a) => {
                     self.abort_inner();
@@ -708,6 +709,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         } else {
             self.me.retire(|_| ());
         }
+        Pool::prefetch_next(&self.w.spent);
         self.w.rec.finish(self.h.id, true);
         Ok(())
     }
