@@ -484,7 +484,7 @@ impl SsiShared {
     /// Releases the front of `queue` while it committed at or before the horizon.
     fn release_front(&self, mine: &Retained, queue: &mut VecDeque<(Handle, usize)>, horizon: u64) {
         while let Some(&(t, sireads)) = queue.front() {
-            if !t.cts().is_none_or(|c| c <= horizon) {
+            if t.cts().is_some_and(|c| c > horizon) {
                 break;
             }
             queue.pop_front();
@@ -649,7 +649,7 @@ mod tests {
         let taken = Barrier::new(2);
         let (out, pivot) = std::thread::scope(|s| {
             let out = s.spawn(|| {
-                ssi.commit(&t_out, || {
+                ssi.commit(t_out, || {
                     let t = clock.fetch_add(1, Ordering::SeqCst) + 1;
                     taken.wait();
                     // Published late: the pivot checks meanwhile.
@@ -659,7 +659,7 @@ mod tests {
             });
             let pivot = s.spawn(|| {
                 taken.wait();
-                ssi.commit(&p, || clock.fetch_add(1, Ordering::SeqCst) + 1)
+                ssi.commit(p, || clock.fetch_add(1, Ordering::SeqCst) + 1)
             });
             (out.join().unwrap(), pivot.join().unwrap())
         });
