@@ -16,6 +16,7 @@ use crate::txn::{
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
 pub mod deterministic;
+pub mod inplace;
 pub mod mvcc;
 pub mod nocc;
 pub mod partitioned;

@@ -1,9 +1,9 @@
 //! Executing a transaction whose locks are already held, and the reconnaissance pass before planning.
 //!
 //! In Calvin, deterministic VLL and H-Store a transaction runs only once *every* lock it needs is
-//! granted (a key lock, or its partitions), so execution itself takes no locks: [`ExecTx`] reads and
-//! writes the rows in place, keeps an undo log for aborts by the program's own logic, and records the
-//! history for the checker. What it may touch is its [`Cover`]; an operation outside it means the
+//! granted (a key lock, or its partitions), so execution itself takes no locks: [`ExecTx`] runs the
+//! shared in-place executor ([`crate::protocols::inplace`]), which reads and writes the rows in place,
+//! keeps an undo log for aborts by the program's own logic, and records the history for the checker. What it may touch is its [`Cover`]; an operation outside it means the
 //! reconnaissance pass guessed wrong (the data changed, VLL §2.6), so the transaction aborts with the
 //! retryable [`AbortReason::Validation`], releases, and is planned and ordered again.
 //!
@@ -12,6 +12,7 @@
 
 use super::plan::{find, LockRequest, Mode};
 use crate::check::TxnId;
+use crate::protocols::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
@@ -67,35 +68,24 @@ impl Cover<'_> {
     }
 }
 
-/// One undo record: restore `cols` of `rid` from `words[start..]`, then its version word to `prev`.
-#[derive(Clone, Copy, Debug)]
-struct Undo {
-    table: TableId,
-    rid: RowId,
-    cols: ColumnSet,
-    start: usize,
-    prev: u64,
-}
-
-/// Per-thread state of executing transactions: ids, recorder, undo log, row buffer (reused).
+/// Per-thread state of executing transactions: ids and the shared in-place executor (recorder, undo
+/// log, row buffer, all reused).
 #[derive(Debug)]
 pub struct ExecState {
     ids: TxnIds,
-    pub rec: Recorder,
-    undo: Vec<Undo>,
-    undo_words: Vec<u64>,
-    buf: Vec<u64>,
+    exec: InPlace,
 }
 
 impl ExecState {
     pub fn new(worker: u32, recording: bool) -> Self {
         ExecState {
             ids: TxnIds::new(worker),
-            rec: Recorder::new(worker, recording),
-            undo: Vec::new(),
-            undo_words: Vec::new(),
-            buf: Vec::new(),
+            exec: InPlace::new(worker, recording, true),
         }
+    }
+    /// The history recorded for the checker.
+    pub fn recorder(&mut self) -> &mut Recorder {
+        &mut self.exec.rec
     }
 }
 
@@ -156,50 +146,14 @@ impl<'a, M: Default + Send + Sync> ExecTx<'a, M> {
             return;
         }
         let st = &mut *self.st;
-        if !committed {
-            for u in st.undo.iter().rev() {
-                let t = self.db.table(u.table);
-                let data = t.data(u.rid);
-                let mut i = u.start;
-                t.schema().for_each_word_run(u.cols, |r| {
-                    for word in &data[r] {
-                        word.store(st.undo_words[i], Ordering::Relaxed);
-                        i += 1;
-                    }
-                });
-                t.version(u.rid).store(u.prev, Ordering::Release);
-            }
-        }
-        st.undo.clear();
-        st.undo_words.clear();
-        st.rec.finish(self.id, committed);
+        st.exec.finish(self.db, committed);
+        st.exec.rec.finish(self.id, committed);
         self.done = true;
-    }
-
-    fn log_undo(&mut self, t: &Table<M>, rid: RowId, cols: ColumnSet, prev: u64) {
-        let start = self.st.undo_words.len();
-        let data = t.data(rid);
-        let words = &mut self.st.undo_words;
-        t.schema().for_each_word_run(cols, |r| {
-            words.extend(data[r].iter().map(|w| w.load(Ordering::Relaxed)))
-        });
-        self.st.undo.push(Undo {
-            table: t.id(),
-            rid,
-            cols,
-            start,
-            prev,
-        });
     }
 
     fn slot(&self, t: &Table<M>, key: u64) -> (RowId, u64) {
         let rid = t.lookup(key).unwrap_or_else(|| t.get_or_create(key).0);
         (rid, t.version(rid).load(Ordering::Acquire))
-    }
-
-    fn image(&mut self, t: &Table<M>) {
-        self.st.buf.clear();
-        self.st.buf.resize(t.schema().row_words(), 0);
     }
 }
 
@@ -211,18 +165,10 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some(rid) = t.lookup(key) else {
-            self.st.rec.read(table, key, ABSENT);
+        let Some((rid, _)) = self.st.exec.read_version(t, key, None) else {
             return Ok(None);
         };
-        let v = t.version(rid).load(Ordering::Acquire);
-        self.st.rec.read(table, key, v);
-        if v & ABSENT != 0 {
-            return Ok(None);
-        }
-        self.image(t);
-        t.read_into(rid, cols, &mut self.st.buf);
-        Ok(Some(RowRef::new(t.schema(), &self.st.buf)))
+        Ok(Some(self.st.exec.read(t, rid, cols)))
     }
 
     fn update<R>(
@@ -235,26 +181,21 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
         self.check(table, key, true)?;
         let db = self.db;
         let t = db.table(table);
-        let Some(rid) = t.lookup(key) else {
-            self.st.rec.read(table, key, ABSENT);
+        let Some((rid, v)) = self.st.exec.read_version(t, key, None) else {
             return Ok(None);
         };
-        let v = t.version(rid).load(Ordering::Acquire);
-        self.st.rec.read(table, key, v);
-        if v & ABSENT != 0 {
-            return Ok(None);
-        }
-        self.image(t);
-        t.read_into(rid, cols, &mut self.st.buf);
-        let mut row = RowMut::new(t.schema(), &mut self.st.buf);
-        let out = f(&mut row);
-        let written = t.schema().clamp(row.written());
-        if !written.is_empty() {
-            self.log_undo(t, rid, written, v);
-            t.write_from(rid, written, &self.st.buf);
-            t.version(rid).store(self.id, Ordering::Release);
-            self.st.rec.write(table, key, v, false);
-        }
+        // The cover excludes every other writer: the word read is the one replaced.
+        let out = self.st.exec.update(
+            t,
+            key,
+            rid,
+            cols,
+            Install::Over {
+                word: self.id,
+                prev: v,
+            },
+            f,
+        );
         Ok(Some(out))
     }
 
@@ -275,13 +216,16 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
                 format!("{}: key {key}", t.name()),
             ));
         }
-        self.image(t);
-        f(&mut RowMut::new(t.schema(), &mut self.st.buf));
-        // The slot was absent: its old data is meaningless, only the version word needs undoing.
-        self.log_undo(t, rid, ColumnSet::NONE, v);
-        t.write_from(rid, t.schema().all(), &self.st.buf);
-        t.version(rid).store(self.id, Ordering::Release);
-        self.st.rec.write(table, key, v, false);
+        self.st.exec.insert(
+            t,
+            key,
+            rid,
+            Install::Over {
+                word: self.id,
+                prev: v,
+            },
+            f,
+        );
         Ok(())
     }
 
@@ -289,17 +233,23 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
         self.check(table, key, true)?;
         let t = self.db.table(table);
         let Some(rid) = t.lookup(key) else {
-            self.st.rec.read(table, key, ABSENT);
+            self.st.exec.rec.read(table, key, ABSENT);
             return Ok(false);
         };
         let v = t.version(rid).load(Ordering::Acquire);
         if v & ABSENT != 0 {
-            self.st.rec.read(table, key, v);
+            self.st.exec.rec.read(table, key, v);
             return Ok(false);
         }
-        self.log_undo(t, rid, ColumnSet::NONE, v);
-        t.version(rid).store(self.id | ABSENT, Ordering::Release);
-        self.st.rec.write(table, key, v, true);
+        self.st.exec.delete(
+            t,
+            key,
+            rid,
+            Install::Over {
+                word: self.id | ABSENT,
+                prev: v,
+            },
+        );
         Ok(true)
     }
 
@@ -309,7 +259,7 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
         lo: u64,
         hi: u64,
         cols: ColumnSet,
-        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
         if let Some(r) = self.aborted {
             return Err(Abort::with_detail(r, "the transaction was already aborted"));
@@ -328,18 +278,7 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
         if !self.cover.allows_range(table, lo, hi) {
             return Err(self.stray(format!("table {table} range {lo}..={hi}")));
         }
-        self.image(t);
-        for (key, rid) in t.range(lo, hi) {
-            let v = t.version(rid).load(Ordering::Acquire);
-            if v & ABSENT != 0 {
-                continue;
-            }
-            self.st.rec.read(table, key, v);
-            t.read_into(rid, cols, &mut self.st.buf);
-            if !f(key, RowRef::new(t.schema(), &self.st.buf)) {
-                break;
-            }
-        }
+        self.st.exec.scan(t, lo, hi, cols, f);
         Ok(())
     }
 

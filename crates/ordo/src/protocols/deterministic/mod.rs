@@ -177,7 +177,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         }
     }
     fn recorder(w: &mut DetWorker) -> &mut Recorder {
-        &mut w.exec.rec
+        w.exec.recorder()
     }
 
     /// An interactive transaction: a barrier holding the whole database.

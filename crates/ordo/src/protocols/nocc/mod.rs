@@ -5,10 +5,12 @@
 //! against it), and it is the checker's best source of real anomalies: lost updates (G-single), write
 //! skew (G2-item), dirty reads of aborted writes (G1a) all occur under concurrency.
 //!
-//! Writes still swap the record's version word atomically, so the version order the checker sees is
-//! exact even though nothing else is.
+//! Execution is the shared in-place executor ([`crate::protocols::inplace`]) with its undo log off and
+//! nothing around it. Writes still swap the record's version word atomically, so the version order the
+//! checker sees is exact even though nothing else is.
 
 use crate::check::TxnId;
+use crate::protocols::inplace::{InPlace, Install};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId, ABSENT};
 use crate::txn::{Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
@@ -22,8 +24,8 @@ pub struct NoCC {
 /// Per-thread state of [`NoCC`].
 pub struct NoccWorker {
     ids: TxnIds,
-    rec: Recorder,
-    buf: Vec<u64>,
+    /// The shared in-place executor, with its undo log off.
+    exec: InPlace,
 }
 
 /// A [`NoCC`] transaction.
@@ -55,12 +57,11 @@ impl Protocol for NoCC {
     fn worker(&self, id: u32, recording: bool) -> NoccWorker {
         NoccWorker {
             ids: TxnIds::new(id),
-            rec: Recorder::new(id, recording),
-            buf: Vec::new(),
+            exec: InPlace::new(id, recording, false),
         }
     }
     fn recorder(w: &mut NoccWorker) -> &mut Recorder {
-        &mut w.rec
+        &mut w.exec.rec
     }
     fn begin<'w>(&'w self, w: &'w mut NoccWorker) -> NoccTx<'w> {
         let id = w.ids.next_id();
@@ -73,15 +74,6 @@ impl Protocol for NoCC {
     }
 }
 
-impl NoccTx<'_> {
-    fn image(&mut self, table: TableId) -> &mut Vec<u64> {
-        let words = self.db.table(table).schema().row_words();
-        self.w.buf.clear();
-        self.w.buf.resize(words, 0);
-        &mut self.w.buf
-    }
-}
-
 impl Tx for NoccTx<'_> {
     fn id(&self) -> TxnId {
         self.id
@@ -89,18 +81,10 @@ impl Tx for NoccTx<'_> {
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let t = self.db.table(table);
-        let Some(rid) = t.lookup(key) else {
-            self.w.rec.read(table, key, ABSENT);
+        let Some((rid, _)) = self.w.exec.read_version(t, key, None) else {
             return Ok(None);
         };
-        let v = t.version(rid).load(Ordering::Acquire);
-        self.w.rec.read(table, key, v);
-        if v & ABSENT != 0 {
-            return Ok(None);
-        }
-        self.image(table);
-        t.read_into(rid, cols, &mut self.w.buf);
-        Ok(Some(RowRef::new(t.schema(), &self.w.buf)))
+        Ok(Some(self.w.exec.read(t, rid, cols)))
     }
 
     fn update<R>(
@@ -110,26 +94,15 @@ impl Tx for NoccTx<'_> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        let db = self.db;
-        let t = db.table(table);
-        let Some(rid) = t.lookup(key) else {
-            self.w.rec.read(table, key, ABSENT);
+        let t = self.db.table(table);
+        let Some((rid, _)) = self.w.exec.read_version(t, key, None) else {
             return Ok(None);
         };
-        let v = t.version(rid).load(Ordering::Acquire);
-        self.w.rec.read(table, key, v);
-        if v & ABSENT != 0 {
-            return Ok(None);
-        }
-        let buf = self.image(table);
-        t.read_into(rid, cols, buf);
-        let mut row = RowMut::new(t.schema(), buf);
-        let r = f(&mut row);
-        let written = row.written();
-        t.write_from(rid, written, buf);
-        let prev = t.version(rid).swap(self.id, Ordering::AcqRel);
-        self.w.rec.write(table, key, prev, false);
-        Ok(Some(r))
+        let out = self
+            .w
+            .exec
+            .update(t, key, rid, cols, Install::Swap(self.id), f);
+        Ok(Some(out))
     }
 
     fn insert(
@@ -138,8 +111,7 @@ impl Tx for NoccTx<'_> {
         key: u64,
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
-        let db = self.db;
-        let t = db.table(table);
+        let t = self.db.table(table);
         let (rid, _) = t.get_or_create(key);
         if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
             return Err(Abort::with_detail(
@@ -147,11 +119,7 @@ impl Tx for NoccTx<'_> {
                 format!("{}: key {key}", t.name()),
             ));
         }
-        let buf = self.image(table);
-        f(&mut RowMut::new(t.schema(), buf));
-        t.write_from(rid, t.schema().all(), buf);
-        let prev = t.version(rid).swap(self.id, Ordering::AcqRel);
-        self.w.rec.write(table, key, prev, false);
+        self.w.exec.insert(t, key, rid, Install::Swap(self.id), f);
         Ok(())
     }
 
@@ -163,8 +131,9 @@ impl Tx for NoccTx<'_> {
         if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
             return Ok(false);
         }
-        let prev = t.version(rid).swap(self.id | ABSENT, Ordering::AcqRel);
-        self.w.rec.write(table, key, prev, true);
+        self.w
+            .exec
+            .delete(t, key, rid, Install::Swap(self.id | ABSENT));
         Ok(true)
     }
 
@@ -174,27 +143,15 @@ impl Tx for NoccTx<'_> {
         lo: u64,
         hi: u64,
         cols: ColumnSet,
-        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        let t = self.db.table(table);
-        self.image(table);
-        for (key, rid) in t.range(lo, hi) {
-            let v = t.version(rid).load(Ordering::Acquire);
-            if v & ABSENT != 0 {
-                continue;
-            }
-            self.w.rec.read(table, key, v);
-            t.read_into(rid, cols, &mut self.w.buf);
-            if !f(key, RowRef::new(t.schema(), &self.w.buf)) {
-                break;
-            }
-        }
+        self.w.exec.scan(self.db.table(table), lo, hi, cols, f);
         Ok(())
     }
 
     fn commit(mut self) -> TxResult<()> {
         self.done = true;
-        self.w.rec.finish(self.id, true);
+        self.w.exec.rec.finish(self.id, true);
         Ok(())
     }
 
@@ -205,7 +162,7 @@ impl Drop for NoccTx<'_> {
     fn drop(&mut self) {
         if !self.done {
             // No undo: an aborted transaction's writes stay visible (that is the point of `nocc`).
-            self.w.rec.finish(self.id, false);
+            self.w.exec.rec.finish(self.id, false);
         }
     }
 }

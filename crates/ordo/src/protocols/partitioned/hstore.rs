@@ -111,7 +111,7 @@ impl Protocol for HStore {
         }
     }
     fn recorder(w: &mut HStoreWorker) -> &mut Recorder {
-        &mut w.exec.rec
+        w.exec.recorder()
     }
 
     /// An interactive transaction holds every partition.

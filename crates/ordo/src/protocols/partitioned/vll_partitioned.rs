@@ -399,7 +399,7 @@ impl Protocol for VllPartitioned {
         }
     }
     fn recorder(w: &mut VllPartWorker) -> &mut Recorder {
-        &mut w.exec.rec
+        w.exec.recorder()
     }
 
     /// Waits until no transaction is queued anywhere, then holds every partition.

@@ -1,8 +1,10 @@
 //! The 2PL transaction: lock, then read or write in place; undo on abort; release everything at the end.
 //!
-//! * [`TwoPlWorker`] keeps what outlives a transaction: the lock set, the undo log (entries and saved
-//!   words), the row-image buffer, the id generator, the recorder and the policy's per-worker state. All
-//!   buffers are cleared, not freed, between transactions.
+//! * [`TwoPlWorker`] keeps what outlives a transaction: the lock set, the id generator, the policy's
+//!   per-worker state and the shared in-place executor ([`crate::protocols::inplace`]: recorder, undo
+//!   log, row-image buffer). All buffers are cleared, not freed, between transactions.
+//! * Reads and writes themselves are the executor's; what 2PL adds around each is the lock taken first
+//!   (next-key locks for inserts and scans), and after the executor's undo the release of every lock.
 //! * [`TwoPlTx`] runs one transaction. Any failing call rolls the transaction back *before* it returns
 //!   the [`Abort`], so the handle holds no locks afterwards; later calls (and `commit`) report the same
 //!   abort.
@@ -11,28 +13,17 @@ use super::lock::Mode;
 use super::lockset::{Held, LockSet};
 use super::{Policy, TwoPl};
 use crate::check::TxnId;
+use crate::protocols::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT, SUPREMUM};
 use crate::txn::{Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
-/// One undo record: restore `cols` of `rid` from `words[start..]`, then its version word to `prev`.
-#[derive(Clone, Copy, Debug)]
-struct Undo {
-    table: TableId,
-    rid: RowId,
-    cols: ColumnSet,
-    start: usize,
-    prev: u64,
-}
-
 /// Per-thread state of a [`TwoPl`] protocol.
 pub struct TwoPlWorker<V: Policy> {
     ids: TxnIds,
-    rec: Recorder,
+    /// The shared in-place executor: recorder, undo log, row image.
+    exec: InPlace,
     locks: LockSet,
-    undo: Vec<Undo>,
-    undo_words: Vec<u64>,
-    buf: Vec<u64>,
     local: V::Local,
 }
 
@@ -40,16 +31,13 @@ impl<V: Policy> TwoPlWorker<V> {
     pub(super) fn new(id: u32, recording: bool, local: V::Local) -> Self {
         TwoPlWorker {
             ids: TxnIds::new(id),
-            rec: Recorder::new(id, recording),
+            exec: InPlace::new(id, recording, true),
             locks: LockSet::default(),
-            undo: Vec::new(),
-            undo_words: Vec::new(),
-            buf: Vec::new(),
             local,
         }
     }
     pub(super) fn recorder(&mut self) -> &mut Recorder {
-        &mut self.rec
+        &mut self.exec.rec
     }
     /// Locks held by the running transaction (tests, diagnostics).
     pub fn locks_held(&self) -> usize {
@@ -108,21 +96,7 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
     fn finish(&mut self, committed: bool, retry: bool) {
         let db = &self.p.db;
         let w = &mut *self.w;
-        if !committed {
-            // Newest first, so a record written twice ends with its oldest image.
-            for u in w.undo.iter().rev() {
-                let t = db.table(u.table);
-                let data = t.data(u.rid);
-                let mut i = u.start;
-                t.schema().for_each_word_run(u.cols, |r| {
-                    for word in &data[r] {
-                        word.store(w.undo_words[i], Ordering::Relaxed);
-                        i += 1;
-                    }
-                });
-                t.version(u.rid).store(u.prev, Ordering::Release);
-            }
-        }
+        w.exec.finish(db, committed);
         // Strict 2PL: every lock is released only now, after the last write was installed or undone.
         for h in w.locks.iter() {
             V::release(
@@ -134,10 +108,8 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
             );
         }
         w.locks.clear();
-        w.undo.clear();
-        w.undo_words.clear();
         V::end(&self.p.shared, &mut w.local, retry);
-        w.rec.finish(self.id, committed);
+        w.exec.rec.finish(self.id, committed);
         self.done = true;
     }
 
@@ -197,40 +169,6 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
             }
         }
     }
-
-    /// Undo-logs `cols` of `rid` (and, once installed, its old version word).
-    #[inline]
-    fn log_undo(&mut self, t: &Table<V::Lock>, rid: RowId, cols: ColumnSet) {
-        let start = self.w.undo_words.len();
-        let data = t.data(rid);
-        let words = &mut self.w.undo_words;
-        t.schema().for_each_word_run(cols, |r| {
-            words.extend(data[r].iter().map(|w| w.load(Ordering::Relaxed)))
-        });
-        self.w.undo.push(Undo {
-            table: t.id(),
-            rid,
-            cols,
-            start,
-            prev: 0,
-        });
-    }
-
-    /// Swaps the version word to `word` and completes the newest undo record with the old one.
-    #[inline]
-    fn install(&mut self, t: &Table<V::Lock>, key: u64, rid: RowId, word: u64) {
-        let prev = t.version(rid).swap(word, Ordering::AcqRel);
-        if let Some(u) = self.w.undo.last_mut() {
-            u.prev = prev;
-        }
-        self.w.rec.write(t.id(), key, prev, word & ABSENT != 0);
-    }
-
-    #[inline]
-    fn image(&mut self, t: &Table<V::Lock>) {
-        self.w.buf.clear();
-        self.w.buf.resize(t.schema().row_words(), 0);
-    }
 }
 
 impl<V: Policy> Tx for TwoPlTx<'_, V> {
@@ -243,13 +181,11 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         let db = &self.p.db;
         let t = db.table(table);
         let (rid, v) = self.lock_key(t, key, Mode::Shared)?;
-        self.w.rec.read(table, key, v);
+        self.w.exec.rec.read(table, key, v);
         if v & ABSENT != 0 {
             return Ok(None);
         }
-        self.image(t);
-        t.read_into(rid, cols, &mut self.w.buf);
-        Ok(Some(RowRef::new(t.schema(), &self.w.buf)))
+        Ok(Some(self.w.exec.read(t, rid, cols)))
     }
 
     fn update<R>(
@@ -263,20 +199,14 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         let db = &self.p.db;
         let t = db.table(table);
         let (rid, v) = self.lock_key(t, key, Mode::Exclusive)?;
-        self.w.rec.read(table, key, v);
+        self.w.exec.rec.read(table, key, v);
         if v & ABSENT != 0 {
             return Ok(None);
         }
-        self.image(t);
-        t.read_into(rid, cols, &mut self.w.buf);
-        let mut row = RowMut::new(t.schema(), &mut self.w.buf);
-        let out = f(&mut row);
-        let written = t.schema().clamp(row.written());
-        if !written.is_empty() {
-            self.log_undo(t, rid, written);
-            t.write_from(rid, written, &self.w.buf);
-            self.install(t, key, rid, self.id);
-        }
+        let out = self
+            .w
+            .exec
+            .update(t, key, rid, cols, Install::Swap(self.id), f);
         Ok(Some(out))
     }
 
@@ -304,12 +234,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
                 return Err(self.fail(r));
             }
         }
-        self.image(t);
-        f(&mut RowMut::new(t.schema(), &mut self.w.buf));
-        // The slot was absent: its old data is meaningless, only the version word needs undoing.
-        self.log_undo(t, rid, ColumnSet::NONE);
-        t.write_from(rid, t.schema().all(), &self.w.buf);
-        self.install(t, key, rid, self.id);
+        self.w.exec.insert(t, key, rid, Install::Swap(self.id), f);
         Ok(())
     }
 
@@ -319,12 +244,12 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         let t = db.table(table);
         let (rid, v) = self.lock_key(t, key, Mode::Exclusive)?;
         if v & ABSENT != 0 {
-            self.w.rec.read(table, key, v);
+            self.w.exec.rec.read(table, key, v);
             return Ok(false);
         }
-        // A tombstone keeps the data; only the version word changes.
-        self.log_undo(t, rid, ColumnSet::NONE);
-        self.install(t, key, rid, self.id | ABSENT);
+        self.w
+            .exec
+            .delete(t, key, rid, Install::Swap(self.id | ABSENT));
         Ok(true)
     }
 
@@ -348,7 +273,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         if lo > hi {
             return Ok(());
         }
-        self.image(t);
+        self.w.exec.image(t);
         // The entry after `prev` (or the first at or after `lo`).
         let succ = |prev: Option<u64>| match prev {
             None => t.range(lo, u64::MAX).next(),
@@ -378,9 +303,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
             if v & ABSENT != 0 {
                 continue;
             }
-            self.w.rec.read(table, k, v);
-            t.read_into(rid, cols, &mut self.w.buf);
-            if !f(k, RowRef::new(t.schema(), &self.w.buf)) {
+            if !f(k, self.w.exec.scan_row(t, k, rid, v, cols)) {
                 // Stopped early: the range protected ends at this key; no next-key lock needed.
                 return Ok(());
             }

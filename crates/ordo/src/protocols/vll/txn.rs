@@ -1,9 +1,9 @@
 //! Executing a transaction that holds its VLL locks: `Execute(T)` of Fig. 1.
 //!
 //! By the time a [`VllTx`] runs, every lock it needs was requested in `BeginTransaction` and granted
-//! (free) or inherited (head rule / SCA). Execution is therefore plain: reads and in-place writes of the
-//! shared rows, an undo log for aborts the program's own logic asks for, and the version words the
-//! checker needs. The one check left is the dependent-transaction rule of §2.4: each operation must be
+//! (free) or inherited (head rule / SCA). Execution is therefore plain: the shared in-place executor
+//! ([`crate::protocols::inplace`]) reads and writes the shared rows in place, keeps an undo log for
+//! aborts the program's own logic asks for, and records the version words the checker needs. The one check left is the dependent-transaction rule of §2.4: each operation must be
 //! covered by the locks ([`LockScheme::allows`]); anything else aborts with `Validation`, and the main
 //! loop resubmits the transaction as a new one.
 //!
@@ -17,28 +17,17 @@ use super::recon::ReconScratch;
 use super::scheme::LockScheme;
 use super::txn_queue::Seq;
 use crate::check::TxnId;
-use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
+use crate::protocols::inplace::{InPlace, Install};
+use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, TableId, ABSENT};
 use crate::txn::{Abort, AbortReason, Access, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
-
-/// One undo record: restore `cols` of `rid` from `words[start..]`, then its version word to `prev`.
-#[derive(Clone, Copy, Debug)]
-struct Undo {
-    table: TableId,
-    rid: RowId,
-    cols: ColumnSet,
-    start: usize,
-    prev: u64,
-}
 
 /// Per-thread state of a VLL protocol.
 pub struct VllWorker<R> {
     pub(super) id: u32,
     ids: TxnIds,
-    rec: Recorder,
-    buf: Vec<u64>,
-    undo: Vec<Undo>,
-    undo_words: Vec<u64>,
+    /// The shared in-place executor: recorder, undo log, row image.
+    exec: InPlace,
     /// The accesses of the transaction being admitted.
     pub(super) accesses: Vec<Access>,
     /// Its lock requests (scratch for single-transaction execution).
@@ -51,17 +40,14 @@ impl<R> VllWorker<R> {
         VllWorker {
             id,
             ids: TxnIds::new(id),
-            rec: Recorder::new(id, recording),
-            buf: Vec::new(),
-            undo: Vec::new(),
-            undo_words: Vec::new(),
+            exec: InPlace::new(id, recording, true),
             accesses: Vec::new(),
             locks: Vec::new(),
             recon: ReconScratch::default(),
         }
     }
     pub(super) fn recorder(&mut self) -> &mut Recorder {
-        &mut self.rec
+        &mut self.exec.rec
     }
 }
 
@@ -83,10 +69,6 @@ pub struct VllTx<'w, S: LockScheme> {
     id: TxnId,
     aborted: Option<AbortReason>,
     done: bool,
-    /// Keep an undo log (off only for transactions VLL can never abort once they run).
-    undo: bool,
-    /// Installed a write (without undo, an abort after that would be a broken promise).
-    wrote: bool,
     /// The lock request the next operation most likely uses: programs usually touch their records in
     /// the order they declared them, and short lock lists keep that order ([`LockScheme::covers`]).
     next: usize,
@@ -96,7 +78,7 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     /// Turns the undo log off for a transaction that declared everything, has no commit point and
     /// inserts or deletes nothing: once its locks are granted nothing can abort it.
     pub(super) fn set_undo(&mut self, undo: bool) {
-        self.undo = undo;
+        self.w.exec.set_logging(undo);
     }
 
     pub(super) fn new(
@@ -106,6 +88,8 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         held: Held<'w, S::Request>,
     ) -> Self {
         let id = w.ids.next_id();
+        // The undo log is on unless `set_undo` turns it off for this transaction.
+        w.exec.set_logging(true);
         VllTx {
             db,
             part,
@@ -114,8 +98,6 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
             id,
             aborted: None,
             done: false,
-            undo: true,
-            wrote: false,
             next: 0,
         }
     }
@@ -178,103 +160,18 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     fn finish(&mut self, committed: bool) {
         let db = self.db;
         let w = &mut *self.w;
+        // Without undo, an abort after a write would be a broken promise.
         assert!(
-            committed || self.undo || !self.wrote,
+            committed || w.exec.logging() || !w.exec.wrote(),
             "a VLL transaction without an undo log aborted after writing: its program broke its \
              promise (undeclared access, or an abort with no commit point)"
         );
-        if !committed {
-            for u in w.undo.iter().rev() {
-                let t = db.table(u.table);
-                let data = t.data(u.rid);
-                let mut i = u.start;
-                t.schema().for_each_word_run(u.cols, |r| {
-                    for word in &data[r] {
-                        word.store(w.undo_words[i], Ordering::Relaxed);
-                        i += 1;
-                    }
-                });
-                t.version(u.rid).store(u.prev, Ordering::Release);
-            }
-        }
-        w.undo.clear();
-        w.undo_words.clear();
+        w.exec.finish(db, committed);
         if let Held::Alone { leave: Some(seq) } = self.held {
             self.part.finish_transaction(db, seq, &[]);
         }
-        w.rec.finish(self.id, committed);
+        w.exec.rec.finish(self.id, committed);
         self.done = true;
-    }
-
-    #[inline]
-    fn log_undo(&mut self, t: &Table<S::Meta>, rid: RowId, cols: ColumnSet) {
-        self.wrote = true;
-        if !self.undo {
-            return;
-        }
-        let start = self.w.undo_words.len();
-        let data = t.data(rid);
-        let words = &mut self.w.undo_words;
-        t.schema().for_each_word_run(cols, |r| {
-            words.extend(data[r].iter().map(|w| w.load(Ordering::Relaxed)))
-        });
-        self.w.undo.push(Undo {
-            table: t.id(),
-            rid,
-            cols,
-            start,
-            prev: 0,
-        });
-    }
-
-    #[inline]
-    fn install(&mut self, t: &Table<S::Meta>, key: u64, rid: RowId, word: u64) {
-        let prev = t.version(rid).swap(word, Ordering::AcqRel);
-        if self.undo {
-            if let Some(u) = self.w.undo.last_mut() {
-                u.prev = prev;
-            }
-        }
-        self.w.rec.write(t.id(), key, prev, word & ABSENT != 0);
-    }
-
-    /// Looks `key` up and records the read of the version it finds (a tombstone's version names the
-    /// transaction that deleted it; a key never indexed reads as the initial absent version). `None`
-    /// when the record does not exist.
-    #[inline]
-    fn read_slot(
-        &mut self,
-        t: &Table<S::Meta>,
-        key: u64,
-        hint: Option<RowId>,
-    ) -> Option<(RowId, u64)> {
-        match Self::slot(t, key, hint) {
-            Some((rid, v)) => {
-                self.w.rec.read(t.id(), key, v);
-                (v & ABSENT == 0).then_some((rid, v))
-            }
-            None => {
-                self.w.rec.read(t.id(), key, ABSENT);
-                None
-            }
-        }
-    }
-
-    #[inline]
-    fn image(&mut self, t: &Table<S::Meta>) {
-        self.w.buf.clear();
-        self.w.buf.resize(t.schema().row_words(), 0);
-    }
-
-    /// The slot and version word of a key (absent if the key was never indexed); `hint` is the slot
-    /// the lock request resolved.
-    #[inline]
-    fn slot(t: &Table<S::Meta>, key: u64, hint: Option<RowId>) -> Option<(RowId, u64)> {
-        let rid = match hint {
-            Some(r) => r,
-            None => t.lookup(key)?,
-        };
-        Some((rid, t.version(rid).load(Ordering::Acquire)))
     }
 }
 
@@ -286,12 +183,10 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let hint = self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some((rid, _)) = self.read_slot(t, key, hint) else {
+        let Some((rid, _)) = self.w.exec.read_version(t, key, hint) else {
             return Ok(None);
         };
-        self.image(t);
-        t.read_into(rid, cols, &mut self.w.buf);
-        Ok(Some(RowRef::new(t.schema(), &self.w.buf)))
+        Ok(Some(self.w.exec.read(t, rid, cols)))
     }
 
     fn update<R>(
@@ -303,19 +198,13 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     ) -> TxResult<Option<R>> {
         let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, _)) = self.read_slot(t, key, hint) else {
+        let Some((rid, _)) = self.w.exec.read_version(t, key, hint) else {
             return Ok(None);
         };
-        self.image(t);
-        t.read_into(rid, cols, &mut self.w.buf);
-        let mut row = RowMut::new(t.schema(), &mut self.w.buf);
-        let out = f(&mut row);
-        let written = t.schema().clamp(row.written());
-        if !written.is_empty() {
-            self.log_undo(t, rid, written);
-            t.write_from(rid, written, &self.w.buf);
-            self.install(t, key, rid, self.id);
-        }
+        let out = self
+            .w
+            .exec
+            .update(t, key, rid, cols, Install::Swap(self.id), f);
         Ok(Some(out))
     }
 
@@ -337,22 +226,19 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
                 format!("{}: key {key}", t.name()),
             ));
         }
-        self.image(t);
-        f(&mut RowMut::new(t.schema(), &mut self.w.buf));
-        self.log_undo(t, rid, ColumnSet::NONE);
-        t.write_from(rid, t.schema().all(), &self.w.buf);
-        self.install(t, key, rid, self.id);
+        self.w.exec.insert(t, key, rid, Install::Swap(self.id), f);
         Ok(())
     }
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, _)) = self.read_slot(t, key, hint) else {
+        let Some((rid, _)) = self.w.exec.read_version(t, key, hint) else {
             return Ok(false);
         };
-        self.log_undo(t, rid, ColumnSet::NONE);
-        self.install(t, key, rid, self.id | ABSENT);
+        self.w
+            .exec
+            .delete(t, key, rid, Install::Swap(self.id | ABSENT));
         Ok(true)
     }
 
@@ -362,7 +248,7 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         lo: u64,
         hi: u64,
         cols: ColumnSet,
-        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
         self.check_live()?;
         let t = self.db.table(table);
@@ -380,18 +266,7 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
                 ));
             }
         }
-        self.image(t);
-        for (k, rid) in t.range(lo, hi) {
-            let v = t.version(rid).load(Ordering::Acquire);
-            if v & ABSENT != 0 {
-                continue;
-            }
-            self.w.rec.read(table, k, v);
-            t.read_into(rid, cols, &mut self.w.buf);
-            if !f(k, RowRef::new(t.schema(), &self.w.buf)) {
-                break;
-            }
-        }
+        self.w.exec.scan(t, lo, hi, cols, f);
         Ok(())
     }
 

@@ -1,0 +1,300 @@
+//! The in-place executor shared by `nocc`, 2PL, VLL and the deterministic engines (Calvin,
+//! deterministic VLL, H-Store, partitioned VLL).
+//!
+//! All of these protocols execute a transaction the same way once they have decided it may touch a
+//! record: read the row's words into a reusable image buffer, let the program change the image, write
+//! the changed columns straight back into the shared row, and replace the record's version word with
+//! the writer's id (`id | ABSENT` for a delete). Every read and write is reported to the [`Recorder`]
+//! with the version word it saw or replaced, so the checker can rebuild the version order. To abort,
+//! each write first copies the columns it overwrites into an undo log (and, once installed, the old
+//! version word); [`InPlace::finish`] replays that log newest first, so a record written twice ends
+//! with its oldest image.
+//!
+//! What differs between the protocols is everything *around* this executor, which stays in their own
+//! folders:
+//!
+//! * `nocc` calls it with no locks and the undo log off (an aborted transaction's writes stay visible).
+//! * 2PL (`twopl/txn.rs`) takes a shared or exclusive lock before each call (next-key locks for inserts
+//!   and scans) and releases them after [`InPlace::finish`].
+//! * VLL (`vll/txn.rs`) checks each call against the lock requests granted in `BeginTransaction`, and
+//!   turns the undo log off for transactions that can no longer abort ([`InPlace::set_logging`]).
+//! * The deterministic engines (`deterministic/exec.rs`) check each call against the transaction's
+//!   planned cover (keys or partitions) and, since that cover excludes every other writer, install the
+//!   version word with a plain store over the word they read ([`Install::Over`]).
+//!
+//! Every method is `#[inline]` and generic over the table's per-record state `M`, so each protocol gets
+//! its own monomorphized copy; buffers are cleared, never freed, between transactions.
+
+use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
+use crate::txn::Recorder;
+use std::sync::atomic::Ordering;
+
+/// One undo record: restore `cols` of `rid` from `undo_words[start..]`, then its version word to `prev`.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    table: TableId,
+    rid: RowId,
+    cols: ColumnSet,
+    start: usize,
+    prev: u64,
+}
+
+/// The version word a write installs (the writer's id, with [`ABSENT`] for a delete), and how.
+#[derive(Clone, Copy, Debug)]
+pub enum Install {
+    /// Atomically swap it in, learning the word replaced (any concurrent writer is ordered exactly).
+    Swap(u64),
+    /// Store `word` over `prev`, the word read while no other writer could run (the caller guarantees it).
+    Over { word: u64, prev: u64 },
+}
+
+/// Per-worker state of in-place execution: the recorder, the undo log and the row-image buffer.
+#[derive(Debug)]
+pub struct InPlace {
+    /// The history of this worker's transactions, for the checker.
+    pub rec: Recorder,
+    undo: Vec<Undo>,
+    undo_words: Vec<u64>,
+    buf: Vec<u64>,
+    /// Keep an undo log for the running transaction.
+    logging: bool,
+    /// The running transaction installed a write.
+    wrote: bool,
+}
+
+impl InPlace {
+    /// State for worker `worker`; `logging` turns the undo log on.
+    pub fn new(worker: u32, recording: bool, logging: bool) -> Self {
+        InPlace {
+            rec: Recorder::new(worker, recording),
+            undo: Vec::new(),
+            undo_words: Vec::new(),
+            buf: Vec::new(),
+            logging,
+            wrote: false,
+        }
+    }
+
+    /// Turns the undo log on or off for the running transaction (before its first write).
+    #[inline]
+    pub fn set_logging(&mut self, on: bool) {
+        self.logging = on;
+    }
+
+    /// Whether the undo log is on.
+    #[inline]
+    pub fn logging(&self) -> bool {
+        self.logging
+    }
+
+    /// Whether the running transaction installed a write.
+    #[inline]
+    pub fn wrote(&self) -> bool {
+        self.wrote
+    }
+
+    /// Looks `key` up (at `hint`, the slot a lock already resolved, if given) and records the read of the
+    /// version word found (a key never indexed reads as the initial absent version). Returns the slot and
+    /// word when the record is present.
+    #[inline]
+    pub fn read_version<M: Default + Send + Sync>(
+        &mut self,
+        t: &Table<M>,
+        key: u64,
+        hint: Option<RowId>,
+    ) -> Option<(RowId, u64)> {
+        let Some(rid) = hint.or_else(|| t.lookup(key)) else {
+            self.rec.read(t.id(), key, ABSENT);
+            return None;
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        self.rec.read(t.id(), key, v);
+        (v & ABSENT == 0).then_some((rid, v))
+    }
+
+    /// Reads `cols` of `rid` into the image buffer.
+    #[inline]
+    pub fn read<'s, M: Default + Send + Sync>(
+        &'s mut self,
+        t: &'s Table<M>,
+        rid: RowId,
+        cols: ColumnSet,
+    ) -> RowRef<'s> {
+        self.image(t);
+        t.read_into(rid, cols, &mut self.buf);
+        RowRef::new(t.schema(), &self.buf)
+    }
+
+    /// Read-modify-write of `cols` of present record `rid`: `f` changes the image, the columns it wrote
+    /// are undo-logged, written in place and stamped with the version word `how` installs (if it wrote any).
+    #[inline]
+    pub fn update<M: Default + Send + Sync, R>(
+        &mut self,
+        t: &Table<M>,
+        key: u64,
+        rid: RowId,
+        cols: ColumnSet,
+        how: Install,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> R {
+        self.image(t);
+        t.read_into(rid, cols, &mut self.buf);
+        let mut row = RowMut::new(t.schema(), &mut self.buf);
+        let out = f(&mut row);
+        let written = t.schema().clamp(row.written());
+        if !written.is_empty() {
+            self.log_undo(t, rid, written);
+            t.write_from(rid, written, &self.buf);
+            self.install(t, key, rid, how);
+        }
+        out
+    }
+
+    /// Fills absent slot `rid` with the row `f` builds and stamps it with the version word `how` installs.
+    #[inline]
+    pub fn insert<M: Default + Send + Sync>(
+        &mut self,
+        t: &Table<M>,
+        key: u64,
+        rid: RowId,
+        how: Install,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) {
+        self.image(t);
+        f(&mut RowMut::new(t.schema(), &mut self.buf));
+        // The slot was absent: its old data is meaningless, only the version word needs undoing.
+        self.log_undo(t, rid, ColumnSet::NONE);
+        t.write_from(rid, t.schema().all(), &self.buf);
+        self.install(t, key, rid, how);
+    }
+
+    /// Deletes present record `rid`: a tombstone keeps the data, only the version word changes to
+    /// the one `how` installs (which carries [`ABSENT`]).
+    #[inline]
+    pub fn delete<M: Default + Send + Sync>(
+        &mut self,
+        t: &Table<M>,
+        key: u64,
+        rid: RowId,
+        how: Install,
+    ) {
+        self.log_undo(t, rid, ColumnSet::NONE);
+        self.install(t, key, rid, how);
+    }
+
+    /// Reads `cols` of the present records with keys in `lo..=hi` of ordered table `t`, in key order,
+    /// recording each read, until `f` returns `false`. (No locking: the caller covers the range.)
+    #[inline]
+    pub fn scan<M: Default + Send + Sync>(
+        &mut self,
+        t: &Table<M>,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) {
+        self.image(t);
+        for (key, rid) in t.range(lo, hi) {
+            let v = t.version(rid).load(Ordering::Acquire);
+            if v & ABSENT != 0 {
+                continue;
+            }
+            if !f(key, self.scan_row(t, key, rid, v, cols)) {
+                break;
+            }
+        }
+    }
+
+    /// One row of a scan whose locking the caller does itself: records the read of version `v` of `key`
+    /// and reads `cols` of `rid` into the image buffer, which [`Self::image`] prepared for `t`.
+    #[inline]
+    pub fn scan_row<'s, M: Default + Send + Sync>(
+        &'s mut self,
+        t: &'s Table<M>,
+        key: u64,
+        rid: RowId,
+        v: u64,
+        cols: ColumnSet,
+    ) -> RowRef<'s> {
+        self.rec.read(t.id(), key, v);
+        t.read_into(rid, cols, &mut self.buf);
+        RowRef::new(t.schema(), &self.buf)
+    }
+
+    /// Ends the transaction's writes: on abort, restores every logged image and version word, newest
+    /// first; then empties the undo log. (The outcome is recorded by the caller, after it released
+    /// whatever it holds.)
+    pub fn finish<M: Default + Send + Sync>(&mut self, db: &Database<M>, committed: bool) {
+        if !committed {
+            for u in self.undo.iter().rev() {
+                let t = db.table(u.table);
+                let data = t.data(u.rid);
+                let mut i = u.start;
+                t.schema().for_each_word_run(u.cols, |r| {
+                    for word in &data[r] {
+                        word.store(self.undo_words[i], Ordering::Relaxed);
+                        i += 1;
+                    }
+                });
+                t.version(u.rid).store(u.prev, Ordering::Release);
+            }
+        }
+        self.undo.clear();
+        self.undo_words.clear();
+        self.wrote = false;
+    }
+
+    /// Undo-logs `cols` of `rid` (its old version word is filled in by [`Self::install`]).
+    #[inline]
+    fn log_undo<M: Default + Send + Sync>(&mut self, t: &Table<M>, rid: RowId, cols: ColumnSet) {
+        self.wrote = true;
+        if !self.logging {
+            return;
+        }
+        let start = self.undo_words.len();
+        let data = t.data(rid);
+        let words = &mut self.undo_words;
+        t.schema().for_each_word_run(cols, |r| {
+            words.extend(data[r].iter().map(|w| w.load(Ordering::Relaxed)))
+        });
+        self.undo.push(Undo {
+            table: t.id(),
+            rid,
+            cols,
+            start,
+            prev: 0,
+        });
+    }
+
+    /// Replaces the version word with `word`, completes the newest undo record with the old one, and
+    /// records the write.
+    #[inline]
+    fn install<M: Default + Send + Sync>(
+        &mut self,
+        t: &Table<M>,
+        key: u64,
+        rid: RowId,
+        how: Install,
+    ) {
+        let (word, prev) = match how {
+            Install::Swap(word) => (word, t.version(rid).swap(word, Ordering::AcqRel)),
+            Install::Over { word, prev } => {
+                t.version(rid).store(word, Ordering::Release);
+                (word, prev)
+            }
+        };
+        if self.logging {
+            if let Some(u) = self.undo.last_mut() {
+                u.prev = prev;
+            }
+        }
+        self.rec.write(t.id(), key, prev, word & ABSENT != 0);
+    }
+
+    /// Sizes the image buffer for a row of `t`.
+    #[inline]
+    pub fn image<M: Default + Send + Sync>(&mut self, t: &Table<M>) {
+        self.buf.clear();
+        self.buf.resize(t.schema().row_words(), 0);
+    }
+}
