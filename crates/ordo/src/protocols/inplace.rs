@@ -112,6 +112,37 @@ impl InPlace {
         (v & ABSENT == 0).then_some((rid, v))
     }
 
+    /// Point read for a protocol that has already made `key` safe to read: [`Self::read_version`],
+    /// then [`Self::read`] if the record is present.
+    #[inline]
+    pub fn get<'s, M: Default + Send + Sync>(
+        &'s mut self,
+        t: &'s Table<M>,
+        key: u64,
+        hint: Option<RowId>,
+        cols: ColumnSet,
+    ) -> Option<RowRef<'s>> {
+        let (rid, _) = self.read_version(t, key, hint)?;
+        Some(self.read(t, rid, cols))
+    }
+
+    /// Point read-modify-write for a protocol that has already made `key` safe to write:
+    /// [`Self::read_version`], then [`Self::update`] with the install `how` picks from the version
+    /// word read, if the record is present.
+    #[inline]
+    pub fn update_key<M: Default + Send + Sync, R>(
+        &mut self,
+        t: &Table<M>,
+        key: u64,
+        hint: Option<RowId>,
+        cols: ColumnSet,
+        how: impl FnOnce(u64) -> Install,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> Option<R> {
+        let (rid, v) = self.read_version(t, key, hint)?;
+        Some(self.update(t, key, rid, cols, how(v), f))
+    }
+
     /// Reads `cols` of `rid` into the image buffer.
     #[inline]
     pub fn read<'s, M: Default + Send + Sync>(

@@ -165,10 +165,7 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some((rid, _)) = self.st.exec.read_version(t, key, None) else {
-            return Ok(None);
-        };
-        Ok(Some(self.st.exec.read(t, rid, cols)))
+        Ok(self.st.exec.get(t, key, None, cols))
     }
 
     fn update<R>(
@@ -179,24 +176,13 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         self.check(table, key, true)?;
-        let db = self.db;
-        let t = db.table(table);
-        let Some((rid, v)) = self.st.exec.read_version(t, key, None) else {
-            return Ok(None);
-        };
+        let t = self.db.table(table);
+        let word = self.id;
         // The cover excludes every other writer: the word read is the one replaced.
-        let out = self.st.exec.update(
-            t,
-            key,
-            rid,
-            cols,
-            Install::Over {
-                word: self.id,
-                prev: v,
-            },
-            f,
-        );
-        Ok(Some(out))
+        Ok(self
+            .st
+            .exec
+            .update_key(t, key, None, cols, |prev| Install::Over { word, prev }, f))
     }
 
     fn insert(

@@ -81,10 +81,7 @@ impl Tx for NoccTx<'_> {
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let t = self.db.table(table);
-        let Some((rid, _)) = self.w.exec.read_version(t, key, None) else {
-            return Ok(None);
-        };
-        Ok(Some(self.w.exec.read(t, rid, cols)))
+        Ok(self.w.exec.get(t, key, None, cols))
     }
 
     fn update<R>(
@@ -95,14 +92,11 @@ impl Tx for NoccTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         let t = self.db.table(table);
-        let Some((rid, _)) = self.w.exec.read_version(t, key, None) else {
-            return Ok(None);
-        };
-        let out = self
+        let id = self.id;
+        Ok(self
             .w
             .exec
-            .update(t, key, rid, cols, Install::Swap(self.id), f);
-        Ok(Some(out))
+            .update_key(t, key, None, cols, |_| Install::Swap(id), f))
     }
 
     fn insert(

@@ -183,10 +183,7 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let hint = self.check(table, key, false)?;
         let t = self.db.table(table);
-        let Some((rid, _)) = self.w.exec.read_version(t, key, hint) else {
-            return Ok(None);
-        };
-        Ok(Some(self.w.exec.read(t, rid, cols)))
+        Ok(self.w.exec.get(t, key, hint, cols))
     }
 
     fn update<R>(
@@ -198,14 +195,11 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     ) -> TxResult<Option<R>> {
         let hint = self.check(table, key, true)?;
         let t = self.db.table(table);
-        let Some((rid, _)) = self.w.exec.read_version(t, key, hint) else {
-            return Ok(None);
-        };
-        let out = self
+        let id = self.id;
+        Ok(self
             .w
             .exec
-            .update(t, key, rid, cols, Install::Swap(self.id), f);
-        Ok(Some(out))
+            .update_key(t, key, hint, cols, |_| Install::Swap(id), f))
     }
 
     fn insert(
