@@ -97,6 +97,41 @@ impl PointLayout for counters::Arrayed {
     type Meta = ();
 }
 
+/// Adds the request for (`table`, `key`) in `mode` to `out` (see [`PointLocks`]'s `plan`): while the
+/// list is short, a key already there is merged (a write wins over a read) instead of pushed, and
+/// `sig`, a 64-bit signature of the keys kept so far, spares the search for keys certainly new.
+#[inline(always)]
+fn push_point<M: Default + Send + Sync>(
+    t: &crate::storage::Table<M>,
+    table: TableId,
+    key: u64,
+    mode: Mode,
+    sig: &mut u64,
+    out: &mut Vec<LockRequest>,
+) {
+    if out.len() <= counters::SMALL {
+        let bit = counters::signature_bit(table, key);
+        if *sig & bit != 0 {
+            if let Some(l) = out.iter_mut().find(|l| l.key == key && l.table == table) {
+                l.mode = l.mode.max(mode);
+                return;
+            }
+        }
+        *sig |= bit;
+    }
+    // The index probe happens here once; the slot rides in the request into execution.
+    let rid = match t.lookup(key) {
+        Some(rid) => rid,
+        None => t.get_or_create(key).0,
+    };
+    out.push(LockRequest {
+        table,
+        key,
+        rid,
+        mode,
+    });
+}
+
 impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
     type Meta = C::Meta;
     type State = C;
@@ -115,35 +150,15 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         for a in accesses {
             let t = db.table(a.table);
             let mode = mode_of(a);
-            let (lo, hi) = match a.target {
-                Target::Key(k) => (k, k),
-                Target::Range { lo, hi } if hi < lo => continue,
+            match a.target {
+                Target::Key(k) => push_point(t, a.table, k, mode, &mut sig, out),
+                Target::Range { lo, hi } if hi < lo => {}
                 Target::Range { lo, hi } if hi - lo >= POINT_RANGE_LIMIT => return Ok(false),
-                Target::Range { lo, hi } => (lo, hi),
-            };
-            for key in lo..=hi {
-                if out.len() <= counters::SMALL {
-                    let bit = counters::signature_bit(a.table, key);
-                    if sig & bit != 0 {
-                        if let Some(l) = out.iter_mut().find(|l| l.key == key && l.table == a.table)
-                        {
-                            l.mode = l.mode.max(mode);
-                            continue;
-                        }
+                Target::Range { lo, hi } => {
+                    for key in lo..=hi {
+                        push_point(t, a.table, key, mode, &mut sig, out);
                     }
-                    sig |= bit;
                 }
-                // The index probe happens here once; the slot rides in the request into execution.
-                let rid = match t.lookup(key) {
-                    Some(rid) => rid,
-                    None => t.get_or_create(key).0,
-                };
-                out.push(LockRequest {
-                    table: a.table,
-                    key,
-                    rid,
-                    mode,
-                });
             }
         }
         if out.len() > counters::SMALL {

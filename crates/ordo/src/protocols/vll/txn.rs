@@ -111,22 +111,33 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     }
 
     /// Fails unless the locks cover `key` (for writing if `write`); returns the record's slot if the
-    /// lock knows it.
-    #[inline]
+    /// lock knows it. The common case — live, and the next lock in declaration order covers it — is
+    /// inlined into every operation; the rest is [`Self::check_slow`].
+    #[inline(always)]
     fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
+        if self.aborted.is_none() {
+            if let Held::Locks(l) = self.held {
+                if let Some(found) = l
+                    .get(self.next)
+                    .and_then(|r| S::covers(r, table, key, write))
+                {
+                    self.next += 1;
+                    return Ok(found);
+                }
+            }
+        }
+        self.check_slow(table, key, write)
+    }
+
+    /// [`Self::check`] when the fast path does not apply: aborted, running alone, or an access out of
+    /// declaration order (searched in the whole lock list).
+    #[cold]
+    #[inline(never)]
+    fn check_slow(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
         self.check_live()?;
         let found = match self.held {
             Held::Alone { .. } => return Ok(None),
-            Held::Locks(l) => match l
-                .get(self.next)
-                .and_then(|r| S::covers(r, table, key, write))
-            {
-                Some(found) => {
-                    self.next += 1;
-                    Some(found)
-                }
-                None => S::allows(l, table, key, write),
-            },
+            Held::Locks(l) => S::allows(l, table, key, write),
         };
         match found {
             Some(rid) => Ok(rid),
