@@ -300,7 +300,9 @@ pub fn tables(warehouses: u32, customers: u32, items: u32) -> Vec<TableSpec> {
                 ("i_data", VarChar(50)),
             ]),
         )
-        .capacity(items as usize),
+        .capacity(items as usize)
+        // Never written after the load: no transaction locks it under the planning protocols.
+        .read_only(),
         TableSpec::new(
             "stock",
             Schema::new(stock_cols).expect("valid TPC-C schema"),
@@ -312,7 +314,9 @@ pub fn tables(warehouses: u32, customers: u32, items: u32) -> Vec<TableSpec> {
         )
         // One stripe per (w, d, last name).
         .ordered(12)
-        .capacity(custs),
+        .capacity(custs)
+        // Customers are never added, removed or renamed: read-only once loaded.
+        .read_only(),
         TableSpec::new("order_by_customer", schema(&[("o_id", Int)]))
             // One stripe per customer.
             .ordered(32)

@@ -41,6 +41,12 @@ pub struct TableSpec {
     pub stripe_shift: u32,
     /// Expected number of rows (sizes the hash index up front).
     pub capacity: usize,
+    /// Read-only once loaded: the workload promises that no transaction writes it (TPC-C's ITEM and
+    /// its customer-by-name index). Protocols that lock declared accesses before running (the VLL
+    /// family, the deterministic and partitioned ones) take no locks for reads of it — nothing can
+    /// conflict with them, and H-Store replicates such tables in every partition — and refuse a
+    /// transaction that declares a write to it. Every other protocol treats it like any table.
+    pub read_only: bool,
 }
 
 impl TableSpec {
@@ -51,6 +57,7 @@ impl TableSpec {
             ordered: false,
             stripe_shift: 0,
             capacity: 0,
+            read_only: false,
         }
     }
     pub fn ordered(mut self, stripe_shift: u32) -> Self {
@@ -60,6 +67,11 @@ impl TableSpec {
     }
     pub fn capacity(mut self, rows: usize) -> Self {
         self.capacity = rows;
+        self
+    }
+    /// Marks the table read-only once loaded (see [`TableSpec::read_only`]).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
         self
     }
 }
@@ -72,6 +84,7 @@ pub struct Table<M> {
     rows: RowArena<M>,
     hash: HashIndex,
     ordered: Option<SkipMap<u64, RowId>>,
+    read_only: bool,
     stripes: Box<[AtomicU64]>,
     stripe_shift: u32,
 }
@@ -91,6 +104,7 @@ impl<M: Default + Send + Sync> Table<M> {
             schema: spec.schema,
             rows,
             ordered: spec.ordered.then(SkipMap::new),
+            read_only: spec.read_only,
             stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             stripe_shift: spec.stripe_shift,
         }
@@ -107,6 +121,11 @@ impl<M: Default + Send + Sync> Table<M> {
     }
     pub fn is_ordered(&self) -> bool {
         self.ordered.is_some()
+    }
+    /// Read-only once loaded (see [`TableSpec::read_only`]).
+    #[inline]
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
     /// Index entries (present records and tombstones).
     pub fn key_count(&self) -> usize {

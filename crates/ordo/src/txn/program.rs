@@ -110,6 +110,25 @@ impl Access {
             AccessKind::Update | AccessKind::Insert | AccessKind::Delete
         )
     }
+    /// Whether a protocol that locks declared accesses before running may leave this one unlocked: a
+    /// read or scan of a table that is read-only once loaded ([`crate::storage::TableSpec::read_only`]),
+    /// which nothing can conflict with. A declared write to such a table is refused (`InvalidData`).
+    pub fn unlocked_in<M: Default + Send + Sync>(&self, db: &Database<M>) -> TxResult<bool> {
+        let t = db.table(self.table);
+        if !t.is_read_only() {
+            return Ok(false);
+        }
+        if self.is_write() {
+            return Err(super::error::Abort::with_detail(
+                super::error::AbortReason::InvalidData,
+                format!(
+                    "{} is read-only once loaded: it cannot be written",
+                    t.name()
+                ),
+            ));
+        }
+        Ok(true)
+    }
     /// Whether key `key` of `table` falls under this access.
     pub fn covers(&self, table: TableId, key: u64) -> bool {
         self.table == table

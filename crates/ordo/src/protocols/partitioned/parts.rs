@@ -1,6 +1,7 @@
 //! The set of partitions a transaction touches, from its declared accesses.
 
 use super::partition_of;
+use crate::storage::Database;
 use crate::txn::{Access, Target};
 
 /// Partitions as a bitset (for [`crate::protocols::deterministic::exec::Cover::Partitions`]) and as
@@ -12,12 +13,22 @@ pub struct PartSet {
 }
 
 impl PartSet {
-    /// The partitions of `accesses` among `partitions`.
-    pub fn of(&mut self, accesses: &[Access], partitions: u64) {
+    /// The partitions of `accesses` among `partitions`. Reads of read-only tables
+    /// ([`crate::storage::TableSpec::read_only`]) touch none: H-Store replicates such tables in every
+    /// partition. (The caller has refused writes to them: [`Access::unlocked_in`].)
+    pub fn of<M: Default + Send + Sync>(
+        &mut self,
+        db: &Database<M>,
+        accesses: &[Access],
+        partitions: u64,
+    ) {
         self.bits.clear();
         self.bits.resize(partitions.div_ceil(64) as usize, 0);
         let mut add = |p: u64| self.bits[(p / 64) as usize] |= 1 << (p % 64);
         for a in accesses {
+            if db.table(a.table).is_read_only() {
+                continue;
+            }
             match a.target {
                 Target::Key(k) => add(partition_of(k, partitions)),
                 Target::Range { lo, hi } if lo <= hi => {
@@ -29,6 +40,10 @@ impl PartSet {
                 }
                 Target::Range { .. } => {}
             }
+        }
+        if self.bits.iter().all(|&b| b == 0) {
+            // Only read-only tables (or nothing): still run in one partition, like any transaction.
+            self.bits[0] = 1;
         }
         self.list.clear();
         self.list.extend(
@@ -55,8 +70,10 @@ mod tests {
 
     #[test]
     fn keys_map_modulo_and_wide_ranges_take_everything() {
+        let db = crate::protocols::conformance::small_db::<()>();
         let mut s = PartSet::default();
         s.of(
+            &db,
             &[
                 Access::read(0, 7, ColumnSet::ALL),
                 Access::read(0, 12, ColumnSet::ALL),
@@ -64,11 +81,11 @@ mod tests {
             4,
         );
         assert_eq!(s.list, vec![0, 3]);
-        s.of(&[Access::scan(0, 5, 6, ColumnSet::ALL)], 4);
+        s.of(&db, &[Access::scan(0, 5, 6, ColumnSet::ALL)], 4);
         assert_eq!(s.list, vec![1, 2]);
-        s.of(&[Access::scan(0, 5, 8, ColumnSet::ALL)], 4);
+        s.of(&db, &[Access::scan(0, 5, 8, ColumnSet::ALL)], 4);
         assert_eq!(s.list, vec![0, 1, 2, 3]);
-        s.of(&[Access::read(0, 100, ColumnSet::ALL)], 70);
+        s.of(&db, &[Access::read(0, 100, ColumnSet::ALL)], 70);
         assert_eq!((s.list.clone(), s.bits.len()), (vec![30], 2));
     }
 }

@@ -224,7 +224,7 @@ impl VllPartitioned {
         if s.wall {
             s.parts.all(n);
         } else {
-            s.parts.of(&s.accesses, n);
+            s.parts.of(&self.db, &s.accesses, n);
         }
         s.queued.clear();
         if s.parts.list.len() == 1 && !s.wall {

@@ -477,10 +477,17 @@ impl LockScheme for PrefixLocks {
         out: &mut Vec<VllrRequest>,
     ) -> TxResult<bool> {
         out.clear();
+        // Reads of read-only tables take no locks; a declared write to one is refused.
+        for a in accesses {
+            a.unlocked_in(db)?;
+        }
         SCRATCH.with(|s| {
             let (locks, ps) = &mut *s.borrow_mut();
             locks.clear();
             for a in accesses {
+                if db.table(a.table).is_read_only() {
+                    continue;
+                }
                 let mode = mode_of(a);
                 ps.clear();
                 match a.target {

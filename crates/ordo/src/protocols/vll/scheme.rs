@@ -12,6 +12,9 @@
 //! (every key value in the range, present or not, so an insert into it must conflict); a range wider
 //! than [`POINT_RANGE_LIMIT`] keys cannot be, and the transaction runs **alone** instead (enqueued as a
 //! barrier: it waits to be the queue head and every later transaction waits for it).
+//!
+//! Reads of a table that is read-only once loaded take no lock in either scheme
+//! ([`Access::unlocked_in`]); execution lets them through without one.
 
 use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
 use super::sca::lock_id;
@@ -148,6 +151,9 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         // new); a long list is sorted and deduplicated at the end by `normalize`.
         let mut sig = 0u64;
         for a in accesses {
+            if a.unlocked_in(db)? {
+                continue;
+            }
             let t = db.table(a.table);
             let mode = mode_of(a);
             match a.target {

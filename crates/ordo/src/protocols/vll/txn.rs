@@ -137,6 +137,8 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         self.check_live()?;
         let found = match self.held {
             Held::Alone { .. } => return Ok(None),
+            // A read-only table is read without a lock (`Access::unlocked_in`).
+            Held::Locks(_) if !write && self.db.table(table).is_read_only() => Some(None),
             Held::Locks(l) => S::allows(l, table, key, write),
         };
         match found {
@@ -264,7 +266,7 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
             ));
         }
         if let Held::Locks(l) = self.held {
-            if !S::allows_range(l, table, lo, hi) {
+            if !t.is_read_only() && !S::allows_range(l, table, lo, hi) {
                 return Err(self.fail_detail(
                     AbortReason::Validation,
                     format!("scan of [{lo}, {hi}] in table {table} is not covered by the locks"),
