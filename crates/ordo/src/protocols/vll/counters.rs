@@ -216,10 +216,6 @@ pub trait CounterStore<M>: Send + 'static {
     fn release(&mut self, db: &Database<M>, l: &LockRequest);
     /// The counters of one record (tests, diagnostics).
     fn counters(&self, db: &Database<M>, table: TableId, rid: RowId) -> Counters;
-    /// Brings `l`'s counters into the cache *before* the critical section, so the critical section does
-    /// not wait on memory (colocated counters share the record's cache line). Default: nothing.
-    #[inline]
-    fn touch(_db: &Database<M>, _l: &LockRequest) {}
 }
 
 /// Colocated layout: the counters are the records' [`VllCounters`]; nothing inside the critical section.
@@ -237,10 +233,6 @@ impl CounterStore<VllCounters> for Colocated {
     }
     fn counters(&self, db: &Database<VllCounters>, table: TableId, rid: RowId) -> Counters {
         db.table(table).meta(rid).get()
-    }
-    #[inline]
-    fn touch(db: &Database<VllCounters>, l: &LockRequest) {
-        std::hint::black_box(db.table(l.table).meta(l.rid).get());
     }
 }
 

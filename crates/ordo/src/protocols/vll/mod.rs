@@ -58,8 +58,9 @@
 //!   transaction instead of two when nothing blocks.
 //! * The critical section holds only the paper's work: counter increments/decrements, the queue
 //!   append/removal, two published words. Resolving keys to record slots (one index probe per key; the
-//!   slot rides in the lock request into execution, which never probes again), deduplication and
-//!   touching the counters' cache lines happen before it ([`scheme::PointLocks`]). The owner of a
+//!   slot rides in the lock request into execution, which never probes again) and deduplication
+//!   happen before it ([`scheme::PointLocks`]). (Loading the counters' lines before the latch, too,
+//!   was measured slower: 0.73× against 0.81× `nocc`, see `docs/results/vll.md`.) The owner of a
 //!   transaction keeps its read/write sets and hands them back to `FinishTransaction`; a queue entry
 //!   copies them only for `vll-sca`, whose SCA pass reads other workers' transactions ([`partition`]).
 //! * "TxnQueue is not full" is read from the blocked count the worker's own last critical section

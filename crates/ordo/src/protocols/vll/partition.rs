@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Everything that can be done outside the critical section is: the lock list is resolved to record
-//! slots, deduplicated and its counters' cache lines touched before entering (`LockScheme::plan`), so
+//! slots and deduplicated before entering (`LockScheme::plan`), so
 //! the section itself is the counter increments/decrements, the queue append/removal and two published
 //! words. A queue entry holds only what *other* threads need — the state (Free, Blocked, Running), the
 //! owner, whether it is a wall, and with SCA a copy of its lock list for the scan; the owner keeps T's
