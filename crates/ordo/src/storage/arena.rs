@@ -70,7 +70,14 @@ impl<M: Default + Send + Sync> RowArena<M> {
         let header = std::mem::size_of::<Header<M>>();
         let align = std::mem::align_of::<Header<M>>().max(8);
         let data_offset = header.next_multiple_of(8);
-        let stride = (data_offset + row_words * 8).next_multiple_of(align);
+        let packed = (data_offset + row_words * 8).next_multiple_of(align);
+        // Chunks are cache-line aligned; a slot smaller than a line gets a power-of-two stride so that
+        // it never straddles two lines (a 24-byte slot at offset 48 would: two misses for one record).
+        let stride = if packed < 64 {
+            packed.next_power_of_two()
+        } else {
+            packed
+        };
         RowArena {
             chunks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             grow: Mutex::new(()),
@@ -240,6 +247,18 @@ mod tests {
         for &r in &ids {
             assert_eq!(a.meta(r).0.load(Ordering::Relaxed), r);
             assert_eq!(a.data(r)[2].load(Ordering::Relaxed), r * 10 + 2);
+        }
+    }
+
+    #[test]
+    fn a_slot_smaller_than_a_cache_line_never_straddles_two() {
+        // Version word + an 8-byte protocol word + one data word: 24 bytes, padded to 32.
+        let a: RowArena<AtomicU64> = RowArena::new(1);
+        for _ in 0..3000 {
+            let r = a.alloc();
+            let first = a.version(r) as *const AtomicU64 as usize;
+            let last = a.data(r).last().unwrap() as *const AtomicU64 as usize + 7;
+            assert_eq!(first / 64, last / 64, "slot {r} spans two cache lines");
         }
     }
 
