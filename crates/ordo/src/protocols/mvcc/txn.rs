@@ -47,6 +47,8 @@ pub struct MvccWorker {
     spent: VecDeque<Handle>,
     /// Buffers of dropped versions, reused for the versions this worker's commits push.
     spare: Vec<Box<[u64]>>,
+    /// The horizon this worker computed last (a stale horizon is a safe one, see `clock`).
+    horizon: u64,
 }
 
 impl MvccWorker {
@@ -69,6 +71,7 @@ impl MvccWorker {
             commits: 0,
             spent: VecDeque::new(),
             spare: Vec::new(),
+            horizon: 0,
         }
     }
 }
@@ -174,7 +177,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     pub fn snapshot(&mut self) -> u64 {
         if self.begin == NO_SNAPSHOT {
             self.begin = self.p.clock.begin(&self.w.slot);
-            self.horizon = self.p.clock.horizon();
+            self.horizon = self.w.horizon;
         }
         self.begin
     }
@@ -690,7 +693,9 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         };
         self.done = true;
         p.clock.end(&self.w.slot);
-        let horizon = p.clock.refresh_horizon();
+        // Any horizon once computed stays safe, so the larger of the two is.
+        let horizon = p.clock.refresh_horizon().max(self.w.horizon);
+        self.w.horizon = horizon;
         self.install(cts, horizon);
         debug_assert_eq!(self.me.status(), COMMITTED);
         if M::SSI {
