@@ -38,7 +38,10 @@
 
 use crossbeam_utils::CachePadded;
 use std::ptr;
-use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicI64, AtomicPtr, AtomicU64,
+    Ordering::{Release, SeqCst},
+};
 use std::sync::Arc;
 
 /// No transaction running in a slot.
@@ -94,10 +97,7 @@ impl Clock {
         let mut head = self.slots.load(SeqCst);
         loop {
             slot.0.next.store(head, SeqCst);
-            match self
-                .slots
-                .compare_exchange_weak(head, raw, SeqCst, SeqCst)
-            {
+            match self.slots.compare_exchange_weak(head, raw, SeqCst, SeqCst) {
                 Ok(_) => return slot,
                 Err(h) => head = h,
             }
@@ -118,10 +118,14 @@ impl Clock {
     }
 
     /// SI begin: publishes and returns a snapshot timestamp.
+    ///
+    /// Only the first store must be `SeqCst` (ordered before the second clock load, see the module
+    /// doc); the second only raises the published value to one at least as large, which a horizon
+    /// may see or not.
     pub fn begin(&self, slot: &SnapshotSlot) -> u64 {
         slot.0.snapshot.store(self.now.load(SeqCst), SeqCst);
         let s = self.now.load(SeqCst);
-        slot.0.snapshot.store(s, SeqCst);
+        slot.0.snapshot.store(s, Release);
         s
     }
 
@@ -131,9 +135,11 @@ impl Clock {
         self.now.load(SeqCst)
     }
 
-    /// The worker's transaction ended.
+    /// The worker's transaction ended: it reads no more versions at its snapshot. A `Release` store
+    /// (a horizon computation that sees `IDLE` also sees every read before it), not a `SeqCst` one,
+    /// which on the commit path waited for every earlier store.
     pub fn end(&self, slot: &SnapshotSlot) {
-        slot.0.snapshot.store(IDLE, SeqCst);
+        slot.0.snapshot.store(IDLE, Release);
     }
 
     /// A new commit timestamp, larger than every snapshot taken so far.

@@ -70,6 +70,8 @@
 //!     it) and kept in the pivot itself (`out_first`, set under the latch before it is marked
 //!     committed), so releasing those out-conflicts loses nothing.
 
+use super::record::bump;
+use super::spin::SpinMutex;
 use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED, INFINITY};
 use crate::check::TxnId;
 use crate::storage::TableId;
@@ -155,9 +157,10 @@ pub const SWEEP: u32 = 8;
 #[derive(Debug, Default)]
 pub struct Retained {
     /// Each with the number of point SIREAD locks it took.
-    queue: CachePadded<Mutex<VecDeque<(Handle, usize)>>>,
+    queue: CachePadded<SpinMutex<VecDeque<(Handle, usize)>>>,
     /// Point SIREAD locks of committed transactions not yet released, counted at commit (not per
-    /// read) and decremented by whoever releases them: only the sum over workers means anything.
+    /// read) and decremented by whoever releases them, each in its own counter (so only its worker
+    /// writes it): only the sum over workers means anything.
     sireads: AtomicI64,
 }
 
@@ -431,7 +434,8 @@ impl SsiShared {
     /// locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3) the retained
     /// transactions of `mine` that no running transaction overlaps any more (committed at or before
     /// `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
-    /// those of the other workers. One lock of the worker's queue does both: releasing under it
+    /// those of the other workers. A `t` the horizon already passed is released at once, without
+    /// the queue (unless sweeping). One lock of the worker's queue does both: releasing under it
     /// cannot deadlock, as nobody takes a queue lock while holding a record's or a table's mutex,
     /// and a sweeper only tries it.
     pub fn retain_and_cleanup(
@@ -442,8 +446,15 @@ impl SsiShared {
         horizon: u64,
         sweep: bool,
     ) {
+        if !sweep && t.cts().is_some_and(|c| c <= horizon) {
+            // It already overlaps no running transaction (no other one ran when the horizon was
+            // computed): released at once, without the queue. Older entries of the queue wait for
+            // the next commit that goes through it — at the latest this worker's next sweep.
+            self.release(mine, t, 0);
+            return;
+        }
         if sireads != 0 {
-            mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
+            bump(&mine.sireads, sireads as i64);
         }
         {
             let mut q = mine.queue.lock();
@@ -471,7 +482,7 @@ impl SsiShared {
         // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
         // writers and dropped by the next transaction that locks the record.
         if sireads != 0 {
-            mine.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
+            bump(&mine.sireads, -(sireads as i64));
         }
         for table in ranges {
             let r = &self.ranges[table as usize];
