@@ -162,6 +162,9 @@ pub struct Retained {
     /// read) and decremented by whoever releases them, each in its own counter (so only its worker
     /// writes it): only the sum over workers means anything.
     sireads: AtomicI64,
+    /// The queue's length when its worker last locked it: at least its length now (only sweepers
+    /// change it meanwhile, and they only remove). Written by the worker alone.
+    queued: AtomicUsize,
 }
 
 #[inline]
@@ -435,7 +438,7 @@ impl SsiShared {
     /// transactions of `mine` that no running transaction overlaps any more (committed at or before
     /// `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
     /// those of the other workers. A `t` the horizon already passed is released at once, without
-    /// the queue (unless sweeping). One lock of the worker's queue does both: releasing under it
+    /// the queue, when the queue is empty (and the worker not sweeping). One lock of the worker's queue does both: releasing under it
     /// cannot deadlock, as nobody takes a queue lock while holding a record's or a table's mutex,
     /// and a sweeper only tries it.
     pub fn retain_and_cleanup(
@@ -446,10 +449,12 @@ impl SsiShared {
         horizon: u64,
         sweep: bool,
     ) {
-        if !sweep && t.cts().is_some_and(|c| c <= horizon) {
-            // It already overlaps no running transaction (no other one ran when the horizon was
-            // computed): released at once, without the queue. Older entries of the queue wait for
-            // the next commit that goes through it — at the latest this worker's next sweep.
+        if !sweep
+            && mine.queued.load(Ordering::Relaxed) == 0
+            && t.cts().is_some_and(|c| c <= horizon)
+        {
+            // The queue is empty and `t` already overlaps no running transaction (none ran when
+            // the horizon was computed): released at once, without locking the queue.
             self.release(mine, t, 0);
             return;
         }
@@ -460,6 +465,7 @@ impl SsiShared {
             let mut q = mine.queue.lock();
             q.push_back((t, sireads));
             self.release_front(mine, &mut q, horizon);
+            mine.queued.store(q.len(), Ordering::Relaxed);
         }
         if sweep {
             for other in self.workers.read().iter() {
