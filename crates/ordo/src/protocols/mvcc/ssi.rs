@@ -50,7 +50,8 @@
 //!   argument is at [`SsiShared::commit`]); a latched check therefore takes its own timestamp
 //!   first and waits for an out-conflict caught in `COMMITTING`. Every conflict-list change and every doom also holds the
 //!   target's `conflicts` mutex. A worker's retained queue is locked once per commit, for both the
-//!   retain and the cleanup of its front; releases run under it (no one takes a queue lock while
+//!   retain and the cleanup of its front (not at all when it is empty and the horizon already passed
+//!   the committed transaction: that one is released at once); releases run under it (no one takes a queue lock while
 //!   holding a record's or a table's mutex, and a sweeper only `try_lock`s another worker's queue).
 //!   Dooming another transaction (`Handle::doom`) is a compare-and-swap
 //!   ACTIVE → DOOMED, so it can neither undo an abort nor hit a transaction that is committing.
