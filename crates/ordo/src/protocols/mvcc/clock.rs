@@ -15,47 +15,117 @@
 //! and only then reads the clock again for the snapshot it uses, while the horizon reads the clock *before*
 //! the slots. Either the horizon sees the slot, or the slot store came after the horizon's clock load and
 //! the snapshot is at least that clock (all accesses `SeqCst`).
+//!
+//! ## The slot registry: append-only, read without writing
+//!
+//! Commits compute the horizon, so the registry of slots is read on every commit and written only when a
+//! worker is created. It is an append-only linked list (a Treiber stack that is never popped): a new slot
+//! is pushed at the head with a compare-and-swap and stays until the clock is dropped. Walking it writes
+//! nothing shared (the `RwLock` it replaces made every commit write the lock word twice, a cache line
+//! both cores wrote) and the `next` link sits on the slot's own line, which the walk loads anyway.
+//!
+//! A slot pushed after a horizon computation loaded the head is missed by it, which is safe for the same
+//! reason as above: the push, and so the slot's first `begin`, come after the computation's clock load,
+//! so that `begin` reads a clock at least as large (test
+//! `registration_racing_with_the_horizon_never_lets_it_pass_a_snapshot`).
+//!
+//! ## Who keeps the horizon
+//!
+//! Any horizon once computed stays a lower bound of every snapshot taken later (a new snapshot is at
+//! least the clock the computation read), so a stale horizon is a safe one: it only keeps more. Each
+//! worker therefore keeps the horizon its own last computation returned ([`Clock::refresh_horizon`] is
+//! a pure read of shared state) instead of publishing it in a shared word that every commit wrote.
 
 use crossbeam_utils::CachePadded;
-use parking_lot::RwLock;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::SeqCst};
+use std::ptr;
+use std::sync::atomic::{
+    AtomicI64, AtomicPtr, AtomicU64,
+    Ordering::{Release, SeqCst},
+};
 use std::sync::Arc;
 
 /// No transaction running in a slot.
 const IDLE: u64 = u64::MAX;
 
+/// What a worker publishes, on its own cache line: its running transaction's snapshot, and the
+/// registry link to the slot registered before it (set once, before the slot is published).
+#[derive(Debug)]
+pub struct Published {
+    snapshot: AtomicU64,
+    next: AtomicPtr<SnapshotSlot>,
+}
+
 /// The published snapshot of one worker's running transaction, and the worker's count of the old
 /// versions it added minus those it dropped (summed over workers for the GC statistics).
 #[derive(Debug)]
-pub struct SnapshotSlot(CachePadded<AtomicU64>, pub AtomicI64);
+pub struct SnapshotSlot(CachePadded<Published>, pub AtomicI64);
 
 /// The global clock and the registry of snapshot slots.
-/// The three fields live on separate cache lines: `now` is written by every commit, `horizon` by every
-/// commit's refresh, and transactions read both.
+/// `now` (written by every commit) and `slots` (read by every commit, written at registration) live on
+/// separate cache lines.
 #[derive(Debug, Default)]
 pub struct Clock {
     now: CachePadded<AtomicU64>,
-    slots: CachePadded<RwLock<Vec<Arc<SnapshotSlot>>>>,
-    /// Cached `horizon()`, refreshed by commits (monotone).
-    horizon: CachePadded<AtomicU64>,
+    /// The most recently registered slot; each links to the one registered before it. Every slot is
+    /// an `Arc` leaked into the list and taken back when the clock is dropped.
+    slots: CachePadded<AtomicPtr<SnapshotSlot>>,
+}
+
+impl Drop for Clock {
+    fn drop(&mut self) {
+        let mut p = *self.slots.get_mut();
+        while !p.is_null() {
+            // SAFETY: every pointer in the list came from `Arc::into_raw` in `register` and is taken
+            // back exactly once, here (`&mut self`: nobody walks the list any more).
+            let slot = unsafe { Arc::from_raw(p) };
+            p = slot.0.next.load(SeqCst);
+        }
+    }
 }
 
 impl Clock {
-    /// A slot for a new worker.
+    /// A slot for a new worker (pushed at the head of the registry).
     pub fn register(&self) -> Arc<SnapshotSlot> {
         let slot = Arc::new(SnapshotSlot(
-            CachePadded::new(AtomicU64::new(IDLE)),
+            CachePadded::new(Published {
+                snapshot: AtomicU64::new(IDLE),
+                next: AtomicPtr::new(ptr::null_mut()),
+            }),
             AtomicI64::new(0),
         ));
-        self.slots.write().push(slot.clone());
-        slot
+        let raw = Arc::into_raw(slot.clone()).cast_mut();
+        let mut head = self.slots.load(SeqCst);
+        loop {
+            slot.0.next.store(head, SeqCst);
+            match self.slots.compare_exchange_weak(head, raw, SeqCst, SeqCst) {
+                Ok(_) => return slot,
+                Err(h) => head = h,
+            }
+        }
+    }
+
+    /// Every registered slot, newest first.
+    #[inline]
+    fn each_slot(&self, mut f: impl FnMut(&SnapshotSlot)) {
+        let mut p = self.slots.load(SeqCst);
+        while !p.is_null() {
+            // SAFETY: slots in the list are kept alive by it until the clock is dropped, and a slot's
+            // `next` was set before the compare-and-swap that published the slot.
+            let slot = unsafe { &*p };
+            f(slot);
+            p = slot.0.next.load(SeqCst);
+        }
     }
 
     /// SI begin: publishes and returns a snapshot timestamp.
+    ///
+    /// Only the first store must be `SeqCst` (ordered before the second clock load, see the module
+    /// doc); the second only raises the published value to one at least as large, which a horizon
+    /// may see or not.
     pub fn begin(&self, slot: &SnapshotSlot) -> u64 {
-        slot.0.store(self.now.load(SeqCst), SeqCst);
+        slot.0.snapshot.store(self.now.load(SeqCst), SeqCst);
         let s = self.now.load(SeqCst);
-        slot.0.store(s, SeqCst);
+        slot.0.snapshot.store(s, Release);
         s
     }
 
@@ -65,9 +135,11 @@ impl Clock {
         self.now.load(SeqCst)
     }
 
-    /// The worker's transaction ended.
+    /// The worker's transaction ended: it reads no more versions at its snapshot. A `Release` store
+    /// (a horizon computation that sees `IDLE` also sees every read before it), not a `SeqCst` one,
+    /// which on the commit path waited for every earlier store.
     pub fn end(&self, slot: &SnapshotSlot) {
-        slot.0.store(IDLE, SeqCst);
+        slot.0.snapshot.store(IDLE, Release);
     }
 
     /// A new commit timestamp, larger than every snapshot taken so far.
@@ -77,11 +149,9 @@ impl Clock {
 
     /// Live old versions, summed over the workers' counts.
     pub fn versions(&self) -> i64 {
-        self.slots
-            .read()
-            .iter()
-            .map(|s| s.1.load(std::sync::atomic::Ordering::Relaxed))
-            .sum()
+        let mut n = 0;
+        self.each_slot(|s| n += s.1.load(std::sync::atomic::Ordering::Relaxed));
+        n
     }
 
     /// The current clock value (the latest commit timestamp handed out).
@@ -89,22 +159,12 @@ impl Clock {
         self.now.load(SeqCst)
     }
 
-    /// Recomputes the horizon: no running transaction reads at a snapshot older than it.
+    /// Computes the horizon: no running transaction reads at a snapshot older than it, and no later one
+    /// will (the caller keeps it; see the module doc). Writes nothing shared.
     pub fn refresh_horizon(&self) -> u64 {
         let mut h = self.now.load(SeqCst);
-        for s in self.slots.read().iter() {
-            h = h.min(s.0.load(SeqCst));
-        }
-        if self.horizon.load(SeqCst) < h {
-            self.horizon.fetch_max(h, SeqCst);
-        }
-        self.horizon.load(SeqCst)
-    }
-
-    /// The horizon as last computed (cheap; possibly older than the true one, which is safe).
-    #[inline]
-    pub fn horizon(&self) -> u64 {
-        self.horizon.load(SeqCst)
+        self.each_slot(|s| h = h.min(s.0.snapshot.load(SeqCst)));
+        h
     }
 }
 
@@ -127,5 +187,47 @@ mod tests {
         c.end(&b);
         c.commit_ts();
         assert_eq!(c.refresh_horizon(), 3);
+    }
+
+    /// Workers register (and begin at once) while another thread computes horizons and a third
+    /// commits: no horizon read while a transaction runs may exceed its snapshot, whether the
+    /// computation saw the new slot or not.
+    #[test]
+    fn registration_racing_with_the_horizon_never_lets_it_pass_a_snapshot() {
+        use std::sync::atomic::AtomicBool;
+        let c = Clock::default();
+        let highest = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let registered = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(SeqCst) {
+                    c.commit_ts();
+                }
+            });
+            s.spawn(|| {
+                while !stop.load(SeqCst) {
+                    highest.fetch_max(c.refresh_horizon(), SeqCst);
+                }
+            });
+            let mut slots = Vec::new();
+            // At least 1 000 registrations, and on until the horizon has moved past 1 000 (no
+            // assumption about when the other two threads get to run).
+            while slots.len() < 1_000 || highest.load(SeqCst) < 1_000 {
+                let slot = c.register();
+                let snap = c.begin(&slot);
+                let h = highest.load(SeqCst);
+                assert!(h <= snap, "horizon {h} passed a running snapshot {snap}");
+                std::thread::yield_now();
+                let h = highest.load(SeqCst);
+                assert!(h <= snap, "horizon {h} passed a running snapshot {snap}");
+                c.end(&slot);
+                slots.push(slot);
+            }
+            stop.store(true, SeqCst);
+            slots.len()
+        });
+        let mut n = 0;
+        c.each_slot(|_| n += 1);
+        assert_eq!(n, registered, "every registered slot is in the registry");
     }
 }

@@ -42,6 +42,7 @@
 //! * [`record`] — the version chain beside each row, visibility, garbage collection;
 //! * [`state`] — the shared transaction record (status, commit timestamp, conflicts);
 //! * [`ssi`] — SIREAD locks, markConflict, the commit check, retention and cleanup;
+//! * [`spin`] — the spin lock of the short critical sections (released with a plain store);
 //! * `txn` — the [`Tx`](crate::txn::Tx) implementation shared by the three levels.
 //!
 //! ## Recording for the checker
@@ -50,6 +51,7 @@
 
 pub mod clock;
 pub mod record;
+pub mod spin;
 pub mod ssi;
 pub mod state;
 mod txn;

@@ -3,7 +3,7 @@
 //! ```text
 //!  arena slot:  version word (writer id | ABSENT) · MvMeta · data words   ← newest committed version
 //!                                 │
-//!                                 ▼  Mutex<Record>
+//!                                 ▼  SpinMutex<Record>
 //!               cts (commit timestamp of the in-place version), creator, EXCLUSIVE lock owner,
 //!               chain: [oldest … newest-but-one]   each Version { cts, word, creator, data }
 //!               sireads: SIREAD lock owners (SSI only)
@@ -24,12 +24,20 @@
 //!   the record's mutex, so versions are plain owned values freed by ordinary drops: no epoch-based
 //!   reclamation is needed.
 
+use super::spin::SpinMutex;
 use super::state::Handle;
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// How many dropped version buffers a worker keeps for reuse.
 pub const SPARE_BUFFERS: usize = 64;
+
+/// Adds `by` to a counter that only the calling worker writes (others only read it, for statistics):
+/// a plain load and store, not a locked read-modify-write, which on the commit path also waited for
+/// every store before it to reach the cache.
+#[inline]
+pub fn bump(counter: &AtomicI64, by: i64) {
+    counter.store(counter.load(Ordering::Relaxed) + by, Ordering::Relaxed);
+}
 
 /// An older committed version of a record.
 #[derive(Debug)]
@@ -44,7 +52,8 @@ pub struct Version {
     pub data: Box<[u64]>,
 }
 
-/// The protocol state of one record (the mutex is the record latch).
+/// The protocol state of one record (the mutex is the record latch: a [`SpinMutex`], held for a few
+/// instructions and never across a wait).
 #[derive(Debug, Default)]
 pub struct Record {
     /// Commit timestamp of the in-place version (0 for loaded rows and never-existing slots).
@@ -61,7 +70,7 @@ pub struct Record {
 
 /// The per-record state kept in the arena (the protocol's `Meta`).
 #[derive(Debug, Default)]
-pub struct MvMeta(pub(super) Mutex<Record>);
+pub struct MvMeta(pub(super) SpinMutex<Record>);
 
 /// Which version a snapshot sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +117,7 @@ impl Record {
         if upto == 0 {
             return;
         }
-        live.fetch_sub(upto as i64, Ordering::Relaxed);
+        bump(live, -(upto as i64));
         for v in self.chain.drain(..upto) {
             if spare.len() < SPARE_BUFFERS {
                 spare.push(v.data);
@@ -118,7 +127,7 @@ impl Record {
 
     /// Moves the in-place version (`word`, `data`) into the chain.
     pub fn push_old(&mut self, word: u64, data: Box<[u64]>, live: &AtomicI64) {
-        live.fetch_add(1, Ordering::Relaxed);
+        bump(live, 1);
         self.chain.push(Version {
             cts: self.cts,
             word,

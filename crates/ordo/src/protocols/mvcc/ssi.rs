@@ -50,7 +50,8 @@
 //!   argument is at [`SsiShared::commit`]); a latched check therefore takes its own timestamp
 //!   first and waits for an out-conflict caught in `COMMITTING`. Every conflict-list change and every doom also holds the
 //!   target's `conflicts` mutex. A worker's retained queue is locked once per commit, for both the
-//!   retain and the cleanup of its front; releases run under it (no one takes a queue lock while
+//!   retain and the cleanup of its front (not at all when it is empty and the horizon already passed
+//!   the committed transaction: that one is released at once); releases run under it (no one takes a queue lock while
 //!   holding a record's or a table's mutex, and a sweeper only `try_lock`s another worker's queue).
 //!   Dooming another transaction (`Handle::doom`) is a compare-and-swap
 //!   ACTIVE → DOOMED, so it can neither undo an abort nor hit a transaction that is committing.
@@ -70,6 +71,8 @@
 //!     it) and kept in the pivot itself (`out_first`, set under the latch before it is marked
 //!     committed), so releasing those out-conflicts loses nothing.
 
+use super::record::bump;
+use super::spin::SpinMutex;
 use super::state::{Handle, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED, INFINITY};
 use crate::check::TxnId;
 use crate::storage::TableId;
@@ -155,10 +158,14 @@ pub const SWEEP: u32 = 8;
 #[derive(Debug, Default)]
 pub struct Retained {
     /// Each with the number of point SIREAD locks it took.
-    queue: CachePadded<Mutex<VecDeque<(Handle, usize)>>>,
+    queue: CachePadded<SpinMutex<VecDeque<(Handle, usize)>>>,
     /// Point SIREAD locks of committed transactions not yet released, counted at commit (not per
-    /// read) and decremented by whoever releases them: only the sum over workers means anything.
+    /// read) and decremented by whoever releases them, each in its own counter (so only its worker
+    /// writes it): only the sum over workers means anything.
     sireads: AtomicI64,
+    /// The queue's length when its worker last locked it: at least its length now (only sweepers
+    /// change it meanwhile, and they only remove). Written by the worker alone.
+    queued: AtomicUsize,
 }
 
 #[inline]
@@ -431,7 +438,8 @@ impl SsiShared {
     /// locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3) the retained
     /// transactions of `mine` that no running transaction overlaps any more (committed at or before
     /// `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
-    /// those of the other workers. One lock of the worker's queue does both: releasing under it
+    /// those of the other workers. A `t` the horizon already passed is released at once, without
+    /// the queue, when the queue is empty (and the worker not sweeping). One lock of the worker's queue does both: releasing under it
     /// cannot deadlock, as nobody takes a queue lock while holding a record's or a table's mutex,
     /// and a sweeper only tries it.
     pub fn retain_and_cleanup(
@@ -442,13 +450,23 @@ impl SsiShared {
         horizon: u64,
         sweep: bool,
     ) {
+        if !sweep
+            && mine.queued.load(Ordering::Relaxed) == 0
+            && t.cts().is_some_and(|c| c <= horizon)
+        {
+            // The queue is empty and `t` already overlaps no running transaction (none ran when
+            // the horizon was computed): released at once, without locking the queue.
+            self.release(mine, t, 0);
+            return;
+        }
         if sireads != 0 {
-            mine.sireads.fetch_add(sireads as i64, Ordering::Relaxed);
+            bump(&mine.sireads, sireads as i64);
         }
         {
             let mut q = mine.queue.lock();
             q.push_back((t, sireads));
             self.release_front(mine, &mut q, horizon);
+            mine.queued.store(q.len(), Ordering::Relaxed);
         }
         if sweep {
             for other in self.workers.read().iter() {
@@ -471,7 +489,7 @@ impl SsiShared {
         // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
         // writers and dropped by the next transaction that locks the record.
         if sireads != 0 {
-            mine.sireads.fetch_sub(sireads as i64, Ordering::Relaxed);
+            bump(&mine.sireads, -(sireads as i64));
         }
         for table in ranges {
             let r = &self.ranges[table as usize];

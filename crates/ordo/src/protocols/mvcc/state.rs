@@ -28,6 +28,7 @@
 //! Writes to another transaction's record (pushing a conflict, dooming it) happen under that record's
 //! `conflicts` mutex after checking its id there, so they can never land in a recycled record.
 
+use super::spin::SpinMutex;
 use crate::check::TxnId;
 use crate::storage::TableId;
 use parking_lot::Mutex;
@@ -82,7 +83,7 @@ pub struct TxnShared {
     released: AtomicBool,
     /// The transaction whose EXCLUSIVE lock this one is waiting for (deadlock detection).
     pub waiting_for: Mutex<Option<Handle>>,
-    pub conflicts: Mutex<Conflicts>,
+    pub conflicts: SpinMutex<Conflicts>,
 }
 
 /// A reference to a transaction: its id and its (never freed) record. See the module doc.
@@ -192,7 +193,7 @@ impl TxnShared {
             out_first: AtomicU64::new(INFINITY),
             released: AtomicBool::new(false),
             waiting_for: Mutex::new(None),
-            conflicts: Mutex::new(Conflicts::default()),
+            conflicts: SpinMutex::new(Conflicts::default()),
         }
     }
 
@@ -225,10 +226,22 @@ impl TxnShared {
         self.status.store(ACTIVE, Ordering::Relaxed);
         self.cts.store(INFINITY, Ordering::Relaxed);
         self.out_first.store(INFINITY, Ordering::Relaxed);
-        *self.waiting_for.lock() = None;
+        // `waiting_for` is already `None`: a wait clears it before it returns.
         drop(c);
         self.released.store(true, Ordering::Release);
         r
+    }
+
+    /// [`TxnShared::retire`] for a record no other transaction ever writes to — under `si` and `rc`,
+    /// which push no conflicts and doom no one: the same reset without the `conflicts` mutex (a
+    /// reader through a stale handle still sees `RECYCLING` first, then the reset).
+    pub fn retire_unshared(&self) {
+        self.id.store(RECYCLING, Ordering::Relaxed);
+        fence(Ordering::Release);
+        self.status.store(ACTIVE, Ordering::Relaxed);
+        self.cts.store(INFINITY, Ordering::Relaxed);
+        self.out_first.store(INFINITY, Ordering::Relaxed);
+        self.released.store(true, Ordering::Release);
     }
 
     /// Makes a record released by [`TxnShared::retire`] (whose reset the `Acquire` load of

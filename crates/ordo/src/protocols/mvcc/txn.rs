@@ -13,11 +13,10 @@
 
 use super::record::{MvMeta, Record, Visible};
 use super::state::{Handle, Pool, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
-use super::{clock::SnapshotSlot, ssi, Mode, Mvcc};
+use super::{clock::SnapshotSlot, spin::SpinGuard, ssi, Mode, Mvcc};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
 use crate::txn::{wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
-use parking_lot::MutexGuard;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -47,6 +46,8 @@ pub struct MvccWorker {
     spent: VecDeque<Handle>,
     /// Buffers of dropped versions, reused for the versions this worker's commits push.
     spare: Vec<Box<[u64]>>,
+    /// The horizon this worker computed last (a stale horizon is a safe one, see `clock`).
+    horizon: u64,
 }
 
 impl MvccWorker {
@@ -69,6 +70,7 @@ impl MvccWorker {
             commits: 0,
             spent: VecDeque::new(),
             spare: Vec::new(),
+            horizon: 0,
         }
     }
 }
@@ -174,7 +176,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
     pub fn snapshot(&mut self) -> u64 {
         if self.begin == NO_SNAPSHOT {
             self.begin = self.p.clock.begin(&self.w.slot);
-            self.horizon = self.p.clock.horizon();
+            self.horizon = self.w.horizon;
         }
         self.begin
     }
@@ -215,7 +217,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
 
     /// Latches record `rid`, waiting while a committer whose timestamp is inside snapshot `s` installs
     /// (so no snapshot misses a commit it should see).
-    fn latch_settled<'t>(&self, meta: &'t MvMeta, s: u64) -> MutexGuard<'t, Record> {
+    fn latch_settled<'t>(&self, meta: &'t MvMeta, s: u64) -> SpinGuard<'t, Record> {
         let mut spins = 0;
         loop {
             let rec = meta.0.lock();
@@ -439,7 +441,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             // An aborted transaction retained nothing, so its SIREAD locks were never counted.
             self.p.ssi.release(&self.w.retained, self.h, 0);
         } else {
-            self.me.retire(|_| ());
+            self.me.retire_unshared();
         }
         self.p.clock.end(&self.w.slot);
         Pool::prefetch_next(&self.w.spent);
@@ -690,7 +692,9 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         };
         self.done = true;
         p.clock.end(&self.w.slot);
-        let horizon = p.clock.refresh_horizon();
+        // Any horizon once computed stays safe, so the larger of the two is.
+        let horizon = p.clock.refresh_horizon().max(self.w.horizon);
+        self.w.horizon = horizon;
         self.install(cts, horizon);
         debug_assert_eq!(self.me.status(), COMMITTED);
         if M::SSI {
@@ -707,7 +711,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
                 self.w.commits.is_multiple_of(ssi::SWEEP),
             );
         } else {
-            self.me.retire(|_| ());
+            self.me.retire_unshared();
         }
         Pool::prefetch_next(&self.w.spent);
         self.w.rec.finish(self.h.id, true);
