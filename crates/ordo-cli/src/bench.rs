@@ -75,8 +75,12 @@ fn seconds(name: &str, v: f64, min: f64) -> Result<Duration, UsageError> {
 pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let all = protocols::names().join(",");
     let mut protos = opts::protocols(args.protocols.as_deref().unwrap_or(&all))?;
-    // nocc first, so every other row can show its overhead against the ceiling.
-    protos.sort_by_key(|p| p.name != "nocc");
+    // nocc first, so every other row can show its overhead against the ceiling; the rest keep their
+    // order, so `-p nocc,vll,nocc,vll,…` interleaves them (each row is compared with the latest nocc
+    // run before it: adjacent pairs, for machines whose speed drifts between runs).
+    if let Some(i) = protos.iter().position(|p| p.name == "nocc") {
+        protos[..=i].rotate_right(1);
+    }
     let threads = opts::threads(&args.threads)?;
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
@@ -197,6 +201,7 @@ fn run_all<W: ordo::harness::Workload>(
             }
             let vs = nocc
                 .iter()
+                .rev()
                 .find(|(nt, _)| *nt == t)
                 .filter(|_| info.name != "nocc")
                 .map(|(_, n)| r.committed_per_sec() / n);

@@ -93,6 +93,33 @@ fn bad_input_gets_one_line_and_exit_code_2() {
 }
 
 #[test]
+fn repeated_protocols_run_interleaved_with_nocc_first() {
+    let o = ordo(&[
+        "bench",
+        "-p",
+        "silo,nocc,silo,nocc",
+        "-t",
+        "1",
+        "--rows",
+        "2000",
+        "--seconds",
+        "0.05",
+        "--warmup",
+        "0",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let order: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|p| ["nocc", "silo"].contains(p))
+        .collect();
+    // The first nocc moves to the front; the rest keep their order.
+    assert_eq!(order, ["nocc", "silo", "silo", "nocc"], "{out}");
+}
+
+#[test]
 fn bench_prints_a_row_per_run_and_writes_json() {
     let dir = std::env::temp_dir().join(format!("ordo-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
