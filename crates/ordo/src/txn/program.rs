@@ -114,7 +114,9 @@ impl Access {
     /// read or scan of a table that is read-only once loaded ([`crate::storage::TableSpec::read_only`]),
     /// which nothing can conflict with. A declared write to such a table is refused (`InvalidData`).
     pub fn unlocked_in<M: Default + Send + Sync>(&self, db: &Database<M>) -> TxResult<bool> {
-        let t = db.table(self.table);
+        let Some(t) = db.tables().get(self.table as usize) else {
+            return Ok(false); // no such table: the protocol reports it where it always did
+        };
         if !t.is_read_only() {
             return Ok(false);
         }
