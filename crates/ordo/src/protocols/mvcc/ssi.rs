@@ -313,7 +313,7 @@ impl SsiShared {
     /// also needs that mutex, so it cannot be doomed half-way. It may, however, be some pivot's
     /// `T_out` and take its timestamp while that pivot's check runs under the latch: so the latched
     /// path takes its own timestamp *before* its check, and every check waits for an out-conflict
-    /// in `COMMITTING` to settle ([`settled`]) — otherwise a pivot could read its `T_out` as running,
+    /// in `COMMITTING` to settle (`settled`) — otherwise a pivot could read its `T_out` as running,
     /// commit after it, and record no `out_first` (found in review; test
     /// `a_t_out_committing_without_the_latch_is_seen_by_the_pivot`).
     pub fn commit(&self, me: &TxnShared, cts: impl FnOnce() -> u64) -> TxResult<u64> {

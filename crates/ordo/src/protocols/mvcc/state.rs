@@ -207,10 +207,10 @@ impl TxnShared {
     }
 
     /// Releases the record (Cahill §3.3 cleanup, or an abort): under the `conflicts` mutex, hands
-    /// `f` the conflict lists to drop, then stores [`RECYCLING`] in `id` and resets the record for
+    /// `f` the conflict lists to drop, then stores `RECYCLING` in `id` and resets the record for
     /// its next transaction, and only then marks it released. From the `id` store on every handle
     /// to it reads `None` (released), and no conflict can be pushed or doom land here (both check
-    /// `id` under this mutex), so the owner recycles it later ([`TxnShared::reuse`]) with plain
+    /// `id` under this mutex), so the owner recycles it later (`TxnShared::reuse`) with plain
     /// stores — no second lock, and no second touch of the mutex's cache line.
     ///
     /// Resetting at release rather than at reuse changes nothing another transaction can see: a

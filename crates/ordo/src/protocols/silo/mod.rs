@@ -51,7 +51,7 @@
 //! worker's previous commit TID. Inserts add one check to Phase 2: the slot must still be absent
 //! (`commit::inserts_still_absent`), else another transaction inserted the key first.
 //!
-//! ## Execution ([`txn`])
+//! ## Execution (`txn`)
 //!
 //! * **Reads** take a stable snapshot ([`tid::stable`]): load the TID (spinning while locked), copy the
 //!   requested columns and the version word, re-load the TID, retry until both agree. The record and the

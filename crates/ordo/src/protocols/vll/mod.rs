@@ -35,7 +35,7 @@
 //! | C_X, C_S; colocated vs arrayed (§2.1–2.2)    | [`counters`] ([`counters::VllCounters`], [`counters::Arrayed`]) |
 //! | `BeginTransaction` / `FinishTransaction` (Fig. 1) | [`partition::Partition`]                         |
 //! | TxnQueue, head rule, "queue full"            | [`txn_queue::TxnQueue`]                               |
-//! | `VLLMainLoop` (Fig. 1)                       | [`worker`] (`Vll::main_loop`)                         |
+//! | `VLLMainLoop` (Fig. 1)                       | `worker` (`Vll::main_loop`)                           |
 //! | `Execute(T)`                                 | [`txn::VllTx`]                                        |
 //! | dependent transactions, reconnaissance (§2.4)| [`recon`]                                             |
 //! | SCA (Fig. 4)                                 | [`sca::Sca`]                                          |
@@ -47,7 +47,7 @@
 //! * One partition: the whole database, one TxnQueue shared by every worker thread (the paper's
 //!   multi-threaded single-server VLL). Partitioned and deterministic variants build on the same parts.
 //! * A blocked transaction's program stays with the worker that admitted it; that worker runs it when it
-//!   reaches the front (or SCA selects it). See [`worker`].
+//!   reaches the front (or SCA selects it). See `worker`.
 //! * Ranges: `vll` locks every key of a declared range one by one (up to
 //!   [`scheme::POINT_RANGE_LIMIT`] keys; wider, the transaction runs alone); `vllr` locks prefixes.
 //! * Interactive transactions ([`Protocol::begin`]) cannot declare their accesses, so they run alone:

@@ -6,7 +6,7 @@
 //! prefix. Overlapping ranges simply share prefixes — nothing is ever split.
 //!
 //! Each prefix has four counters ([`PrefixCounters`]): C_x, C_s (locks on the prefix itself) and I_x,
-//! I_s (intention: a lock on something below it). Locking `p` increments C_x[p] or C_s[p] and
+//! I_s (intention: a lock on something below it). Locking `p` increments `C_x[p]` or `C_s[p]` and
 //! I_x or I_s on every strict prefix of `p` — including the empty prefix, which stands for the whole
 //! table (so a range covering a whole table still conflicts with every point in it). A request is
 //! granted when no conflicting counter is set (Fig. 5, [`conflicts`]):
