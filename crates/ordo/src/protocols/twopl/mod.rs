@@ -158,13 +158,19 @@ pub trait Policy: Send + Sync + Sized + 'static {
         at: Record,
         mode: Mode,
     ) -> Result<(), AbortReason>;
-    /// Upgrades this transaction's shared lock on `at` to exclusive.
+    /// Upgrades this transaction's shared lock on `at` to exclusive. By default an exclusive
+    /// [`Self::acquire`], for policies whose acquire recognizes the holder's own shared lock and converts
+    /// it (wait-die, detect, the lock table); `2pl-nowait`'s counting lock word cannot tell its own
+    /// reader from another's and overrides this.
+    #[inline]
     fn upgrade(
         shared: &Self::Shared,
         local: &mut Self::Local,
         lock: &Self::Lock,
         at: Record,
-    ) -> Result<(), AbortReason>;
+    ) -> Result<(), AbortReason> {
+        Self::acquire(shared, local, lock, at, Mode::Exclusive)
+    }
     /// Releases a lock this transaction holds on `at` in `mode`.
     fn release(
         shared: &Self::Shared,

@@ -59,16 +59,6 @@ impl Policy for TableNoWait {
     }
 
     #[inline]
-    fn upgrade(
-        table: &LockTable,
-        owner: &mut Owner,
-        lock: &(),
-        at: Record,
-    ) -> Result<(), AbortReason> {
-        Self::acquire(table, owner, lock, at, Mode::Exclusive)
-    }
-
-    #[inline]
     fn release(table: &LockTable, owner: &Owner, _: &(), (t, rid): Record, _: Mode) {
         table.unlock(*owner, t, rid);
     }

@@ -80,16 +80,6 @@ impl Policy for WaitDie {
     }
 
     #[inline]
-    fn upgrade(
-        reg: &Registry,
-        l: &mut Local,
-        lock: &OwnerLock,
-        at: Record,
-    ) -> Result<(), AbortReason> {
-        Self::acquire(reg, l, lock, at, Mode::Exclusive)
-    }
-
-    #[inline]
     fn release(_: &Registry, l: &Local, lock: &OwnerLock, _: Record, mode: Mode) {
         lock.release(l.bit, mode);
     }
