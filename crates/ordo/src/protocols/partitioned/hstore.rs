@@ -127,12 +127,8 @@ impl Protocol for HStore {
     /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
     fn execute<P: Program>(&self, w: &mut HStoreWorker, program: &mut P) -> TxResult<()> {
         w.planner.plan(program, &self.db, &mut w.accesses);
-        for a in &w.accesses {
-            // Read-only tables are replicated: reads need no partition, writes are refused.
-            a.unlocked_in(&self.db)?;
-        }
         let n = self.partitions();
-        w.parts.of(&self.db, &w.accesses, n);
+        w.parts.of(&self.db, &w.accesses, n)?;
         self.lock(&w.parts.list);
         let out = {
             let cover = Cover::Partitions {

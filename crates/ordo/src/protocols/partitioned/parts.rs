@@ -2,7 +2,7 @@
 
 use super::partition_of;
 use crate::storage::Database;
-use crate::txn::{Access, Target};
+use crate::txn::{Access, Target, TxResult};
 
 /// Partitions as a bitset (for [`crate::protocols::deterministic::exec::Cover::Partitions`]) and as
 /// an ascending list (the locking order).
@@ -15,18 +15,18 @@ pub struct PartSet {
 impl PartSet {
     /// The partitions of `accesses` among `partitions`. Reads of read-only tables
     /// ([`crate::storage::TableSpec::read_only`]) touch none: H-Store replicates such tables in every
-    /// partition. (The caller has refused writes to them: [`Access::unlocked_in`].)
+    /// partition; a declared write to one is refused ([`Access::unlocked_in`]).
     pub fn of<M: Default + Send + Sync>(
         &mut self,
         db: &Database<M>,
         accesses: &[Access],
         partitions: u64,
-    ) {
+    ) -> TxResult<()> {
         self.bits.clear();
         self.bits.resize(partitions.div_ceil(64) as usize, 0);
         let mut add = |p: u64| self.bits[(p / 64) as usize] |= 1 << (p % 64);
         for a in accesses {
-            if db.table(a.table).is_read_only() {
+            if a.unlocked_in(db)? {
                 continue;
             }
             match a.target {
@@ -49,6 +49,7 @@ impl PartSet {
         self.list.extend(
             (0..partitions as u32).filter(|&p| self.bits[p as usize / 64] & (1 << (p % 64)) != 0),
         );
+        Ok(())
     }
 
     /// Every partition.
@@ -79,13 +80,17 @@ mod tests {
                 Access::read(0, 12, ColumnSet::ALL),
             ],
             4,
-        );
+        )
+        .unwrap();
         assert_eq!(s.list, vec![0, 3]);
-        s.of(&db, &[Access::scan(0, 5, 6, ColumnSet::ALL)], 4);
+        s.of(&db, &[Access::scan(0, 5, 6, ColumnSet::ALL)], 4)
+            .unwrap();
         assert_eq!(s.list, vec![1, 2]);
-        s.of(&db, &[Access::scan(0, 5, 8, ColumnSet::ALL)], 4);
+        s.of(&db, &[Access::scan(0, 5, 8, ColumnSet::ALL)], 4)
+            .unwrap();
         assert_eq!(s.list, vec![0, 1, 2, 3]);
-        s.of(&db, &[Access::read(0, 100, ColumnSet::ALL)], 70);
+        s.of(&db, &[Access::read(0, 100, ColumnSet::ALL)], 70)
+            .unwrap();
         assert_eq!((s.list.clone(), s.bits.len()), (vec![30], 2));
     }
 }

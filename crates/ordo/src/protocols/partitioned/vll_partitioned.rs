@@ -224,7 +224,9 @@ impl VllPartitioned {
         if s.wall {
             s.parts.all(n);
         } else {
-            s.parts.of(&self.db, &s.accesses, n);
+            if let Err(a) = s.parts.of(&self.db, &s.accesses, n) {
+                return Admitted::Done(Err(a));
+            }
         }
         s.queued.clear();
         if s.parts.list.len() == 1 && !s.wall {

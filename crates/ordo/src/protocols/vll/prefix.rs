@@ -477,15 +477,12 @@ impl LockScheme for PrefixLocks {
         out: &mut Vec<VllrRequest>,
     ) -> TxResult<bool> {
         out.clear();
-        // Reads of read-only tables take no locks; a declared write to one is refused.
-        for a in accesses {
-            a.unlocked_in(db)?;
-        }
-        SCRATCH.with(|s| {
+        SCRATCH.with(|s| -> TxResult<()> {
             let (locks, ps) = &mut *s.borrow_mut();
             locks.clear();
             for a in accesses {
-                if db.table(a.table).is_read_only() {
+                // Reads of read-only tables take no locks; a declared write to one is refused.
+                if a.unlocked_in(db)? {
                     continue;
                 }
                 let mode = mode_of(a);
@@ -548,7 +545,8 @@ impl LockScheme for PrefixLocks {
                 }
                 prev = Some(l);
             }
-        });
+            Ok(())
+        })?;
         Ok(true)
     }
 
