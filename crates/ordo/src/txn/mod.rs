@@ -11,7 +11,9 @@ pub mod wait;
 
 pub use api::Tx;
 pub use error::{Abort, AbortReason, TxResult};
-pub use program::{prefetch_declared, run_pieces, Access, AccessKind, Program, Target};
+pub use program::{
+    prefetch_declared, refuse_write, run_pieces, Access, AccessKind, Program, Target,
+};
 pub use record::{Recorder, TxnIds};
 pub use retry::{Backoff, RetryPolicy};
 pub use source::{RequestSource, Ticket};

@@ -23,7 +23,30 @@
 
 use super::api::Tx;
 use super::error::TxResult;
-use crate::storage::{ColumnSet, Database, TableId};
+use crate::storage::{ColumnSet, Database, Table, TableId};
+
+/// Fails with `InvalidData` if `t` is read-only once loaded ([`crate::storage::TableSpec::read_only`]):
+/// what every protocol answers to a write (update, insert, delete) of such a table, whether it was
+/// declared or not.
+#[inline]
+pub fn refuse_write<M: Default + Send + Sync>(t: &Table<M>) -> TxResult<()> {
+    if t.is_read_only() {
+        Err(read_only_write(t))
+    } else {
+        Ok(())
+    }
+}
+
+#[cold]
+fn read_only_write<M: Default + Send + Sync>(t: &Table<M>) -> super::error::Abort {
+    super::error::Abort::with_detail(
+        super::error::AbortReason::InvalidData,
+        format!(
+            "{} is read-only once loaded: it cannot be written",
+            t.name()
+        ),
+    )
+}
 
 /// What a piece touches in one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,13 +144,7 @@ impl Access {
             return Ok(false);
         }
         if self.is_write() {
-            return Err(super::error::Abort::with_detail(
-                super::error::AbortReason::InvalidData,
-                format!(
-                    "{} is read-only once loaded: it cannot be written",
-                    t.name()
-                ),
-            ));
+            return Err(read_only_write(t));
         }
         Ok(true)
     }
