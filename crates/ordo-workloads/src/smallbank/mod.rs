@@ -8,6 +8,9 @@
 //! | `saving`   | `custid`       | `balance`                  |
 //! | `checking` | `custid`       | `balance`                  |
 //!
+//! `account` is **read-only once loaded** ([`ordo::storage::TableSpec::read_only`]): no SmallBank
+//! transaction writes it, so protocols may read it without locks, SIREAD locks or validation.
+//!
 //! Five transaction types, 20% each, every one starting with the name → customer-id lookup in `account`
 //! (thesis §5.1.1; [`txn`] maps each line of the thesis's code to a piece):
 //!
@@ -206,7 +209,8 @@ impl Workload for SmallBank {
         ])
         .expect("schema");
         let t = [
-            db.create_table(TableSpec::new("account", account).capacity(n)),
+            // No transaction writes `account`: read-only once loaded (protocols may read it unlocked).
+            db.create_table(TableSpec::new("account", account).capacity(n).read_only()),
             db.create_table(TableSpec::new("saving", balance()).capacity(n)),
             db.create_table(TableSpec::new("checking", balance()).capacity(n)),
         ];

@@ -42,10 +42,12 @@ pub struct TableSpec {
     /// Expected number of rows (sizes the hash index up front).
     pub capacity: usize,
     /// Read-only once loaded: the workload promises that no transaction writes it (TPC-C's ITEM and
-    /// its customer-by-name index). Protocols that lock declared accesses before running (the VLL
-    /// family, the deterministic and partitioned ones) take no locks for reads of it — nothing can
-    /// conflict with them, and H-Store replicates such tables in every partition — and refuse a
-    /// transaction that declares a write to it. Every other protocol treats it like any table.
+    /// its customer-by-name index, SmallBank's `account`). Protocols that lock declared accesses
+    /// before running (the VLL family, the deterministic and partitioned ones) take no locks for
+    /// reads of it — nothing can conflict with them, and H-Store replicates such tables in every
+    /// partition — and refuse a transaction that declares a write to it. The multi-version
+    /// protocols (`rc`, `si`, `ssi`) read its rows in place, without the record latch, SIREAD or
+    /// range locks, and refuse writes to it ([`crate::txn::refuse_write`]).
     pub read_only: bool,
 }
 

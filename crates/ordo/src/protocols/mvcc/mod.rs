@@ -37,6 +37,10 @@
 //!  queries at SI (§3.8)           MvccTx::run_as_query_at_si
 //! ```
 //!
+//! Tables that are read-only once loaded ([`crate::storage::TableSpec::read_only`]) are read in place
+//! with no latch and, under SSI, no SIREAD or range lock: no transaction can write them, so no
+//! rw-antidependency can start at such a read. Writes to them are refused (`InvalidData`).
+//!
 //! ## Files
 //! * [`clock`] — timestamps, published snapshots, the GC horizon;
 //! * [`record`] — the version chain beside each row, visibility, garbage collection;

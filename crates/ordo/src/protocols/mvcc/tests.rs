@@ -341,3 +341,82 @@ fn long_runs_keep_multi_version_state_bounded() {
         "{g:?}"
     );
 }
+
+/// A table that is read-only once loaded is read without SIREAD or range locks under `ssi` (no
+/// transaction can write it, so no rw-antidependency can start at such a read), while a read of an
+/// ordinary table in the same transaction still takes its lock; writes to it are refused at every
+/// level.
+#[test]
+fn read_only_tables_take_no_siread_or_range_locks() {
+    use crate::protocols::ProtocolConfig;
+    use crate::storage::{Column, ColumnType, Database, Schema, TableSpec};
+    let mut db = Database::new();
+    let schema = || Schema::new(vec![Column::new("v", ColumnType::Int)]).unwrap();
+    let rw = db
+        .create_table(TableSpec::new("rw", schema()).ordered(0))
+        .unwrap();
+    let ro = db
+        .create_table(TableSpec::new("ro", schema()).ordered(0).read_only())
+        .unwrap();
+    let mut scratch = Vec::new();
+    for t in [rw, ro] {
+        for k in 0..4u64 {
+            db.table(t)
+                .load(k, &mut scratch, |r| {
+                    r.set_int(0, k as i64 * 10);
+                    Ok(())
+                })
+                .unwrap();
+        }
+    }
+    let p = Mvcc::<Ssi>::open(db, &ProtocolConfig::default());
+    let (mut w1, mut w2) = (p.worker(0, false), p.worker(1, false));
+    let v = ColumnSet::one(0);
+    // A running transaction keeps the next one retained (with its locks) after it commits.
+    let mut old = p.begin(&mut w2);
+    old.snapshot();
+    let mut t = p.begin(&mut w1);
+    assert_eq!(t.get(ro, 2, v).unwrap().unwrap().int(0), 20);
+    assert!(t.get(ro, 9, v).unwrap().is_none(), "absent key");
+    let mut seen = Vec::new();
+    t.scan(ro, 0, 100, v, |k, r| {
+        seen.push((k, r.int(0)));
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, [(0, 0), (1, 10), (2, 20), (3, 30)]);
+    assert_eq!(t.get(rw, 1, v).unwrap().unwrap().int(0), 10);
+    t.commit().unwrap();
+    let s = p.gc_stats();
+    assert_eq!(s.retained, 1, "the reader is retained while `old` runs");
+    assert_eq!(
+        s.sireads, 1,
+        "only the read of the ordinary table took a SIREAD lock"
+    );
+    assert_eq!(
+        s.range_locks, 0,
+        "no range lock for the absent key or the scan"
+    );
+    old.commit().unwrap();
+
+    fn refused<M: Mode>(p: &Mvcc<M>, w: &mut MvccWorker, ro: crate::storage::TableId) {
+        let v = ColumnSet::one(0);
+        let mut t = p.begin(w);
+        let errs = [
+            t.update(ro, 1, v, |r| r.set_int(0, 5))
+                .map(|_| ())
+                .unwrap_err(),
+            t.insert(ro, 7, |r| r.set_int(0, 5)).unwrap_err(),
+            t.delete(ro, 1).map(|_| ()).unwrap_err(),
+        ];
+        for e in errs {
+            assert_eq!(e.reason, AbortReason::InvalidData, "{e:?}");
+        }
+        assert_eq!(t.get(ro, 1, v).unwrap().unwrap().int(0), 10, "unchanged");
+        assert!(t.get(ro, 7, v).unwrap().is_none(), "no insert");
+        drop(t);
+    }
+    refused(&p, &mut w1, ro);
+    let si = Mvcc::<Si>::open(p.db, &ProtocolConfig::default());
+    refused(&si, &mut si.worker(0, false), ro);
+}

@@ -16,7 +16,7 @@ use super::state::{Handle, Pool, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTI
 use super::{clock::SnapshotSlot, spin::SpinGuard, ssi, Mode, Mvcc};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
-use crate::txn::{wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{refuse_write, wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -232,6 +232,21 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             drop(rec);
             pause(&mut spins);
         }
+    }
+
+    /// Reads record `rid` of a table that is read-only once loaded
+    /// ([`crate::storage::TableSpec::read_only`]) into the row buffer and returns its version word.
+    /// Its rows never change after the load (every write is refused), so the in-place image is the
+    /// version every snapshot sees: no record latch, no version chain, and under SSI no SIREAD lock
+    /// — no transaction can ever write it, so no rw-antidependency can start at this read (and no
+    /// range lock for an absent key or a scan: nothing can be inserted).
+    fn read_immutable(&mut self, t: &Table<MvMeta>, rid: RowId, cols: ColumnSet) -> u64 {
+        let words = t.schema().row_words();
+        if self.w.buf.len() < words {
+            self.w.buf.resize(words, 0);
+        }
+        t.read_into(rid, cols, &mut self.w.buf[..words]);
+        t.version(rid).load(Ordering::Acquire)
     }
 
     /// Cahill Fig 3.4: reads the version of `rid` that snapshot `s` sees into `out` (columns `cols`) and
@@ -504,6 +519,15 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
+        if t.is_read_only() {
+            let word = match t.lookup(key) {
+                Some(rid) => self.read_immutable(t, rid, cols),
+                None => ABSENT,
+            };
+            self.w.rec.read(table, key, word);
+            let words = t.schema().row_words();
+            return Ok((word & ABSENT == 0).then(|| RowRef::new(t.schema(), &self.w.buf[..words])));
+        }
         if let Some(i) = self.find_write(table, key) {
             let words = t.schema().row_words();
             return Ok(self
@@ -541,6 +565,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
+        refuse_write(t)?;
         let words = t.schema().row_words();
         let i = match self.find_write(table, key) {
             Some(i) => {
@@ -579,6 +604,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
+        refuse_write(t)?;
         let words = t.schema().row_words();
         let duplicate = || {
             Abort::with_detail(
@@ -610,6 +636,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
+        refuse_write(t)?;
         let i = match self.find_write(table, key) {
             Some(i) => i,
             None => {
@@ -641,6 +668,20 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
+        let words = t.schema().row_words();
+        if t.is_read_only() {
+            // No range lock: nothing can be inserted into (or change in) a read-only table.
+            for (key, rid) in t.range(lo, hi) {
+                let word = self.read_immutable(t, rid, cols);
+                if word & ABSENT == 0 {
+                    self.w.rec.read(table, key, word);
+                    if !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
+                        break;
+                    }
+                }
+            }
+            return Ok(());
+        }
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
             // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).
@@ -648,7 +689,6 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             ssi::remember_range(self.me, table);
         }
         let s = self.statement_snapshot();
-        let words = t.schema().row_words();
         for (key, rid) in t.range(lo, hi) {
             let keep_going = if let Some(i) = self.find_write(table, key) {
                 match self.own_row(i) {
