@@ -146,8 +146,9 @@ pub struct SsiShared {
 }
 
 /// How often (in commits) a worker also cleans up the other workers' queues, so an idle worker's
-/// retained transactions are released too.
-pub const SWEEP: u32 = 8;
+/// retained transactions are released too. Rarely: a sweep touches lines the other workers write
+/// (the registry's lock word, their queue locks, their transaction records).
+pub const SWEEP: u32 = 64;
 
 /// One worker's committed transactions kept for later conflict detection (Cahill's suspended
 /// transactions), oldest first, and its count of the point SIREAD locks they hold.
@@ -380,7 +381,23 @@ impl SsiShared {
 
     /// Fig 3.5 for range locks: a write (insert, delete, update) of `key` conflicts with every range
     /// SIREAD lock covering it. Called after the writer holds the record's EXCLUSIVE lock.
+    #[inline]
     pub fn check_ranges(
+        &self,
+        table: TableId,
+        key: u64,
+        writer: &TxnShared,
+        begin: u64,
+    ) -> TxResult<()> {
+        if self.ranges[table as usize].count.load(Ordering::Acquire) == 0 {
+            return Ok(());
+        }
+        self.check_ranges_held(table, key, writer, begin)
+    }
+
+    /// [`Self::check_ranges`] when the table has range locks.
+    #[inline(never)]
+    fn check_ranges_held(
         &self,
         table: TableId,
         key: u64,
@@ -389,9 +406,6 @@ impl SsiShared {
     ) -> TxResult<()> {
         let h = writer.handle();
         let r = &self.ranges[table as usize];
-        if r.count.load(Ordering::Acquire) == 0 {
-            return Ok(());
-        }
         let locks = r.locks.lock();
         for l in locks.iter() {
             if l.lo <= key && key <= l.hi && relevant(&l.owner, h.id, begin) {
@@ -511,18 +525,25 @@ impl SsiShared {
     }
 }
 
-/// The SIREAD locks on one record: the first owner inline (the common case: no heap access), others
-/// in a vector.
+/// The SIREAD locks on one record: two owners inline (no heap access), more in a vector allocated
+/// only while more than two locks on the record are live at once.
 ///
 /// Locks are released lazily: once its owner aborted or was cleaned up (committed at or before the
-/// horizon, so no running transaction overlaps it) a lock is **stale** — `relevant` ignores it and the
-/// next [`SireadList::lock`] on the record drops it. So a record holds at most one stale lock plus the
-/// locks of transactions still overlapping a running one: memory stays bounded, and cleanup never
-/// revisits the records a transaction read.
+/// horizon, so no running transaction overlaps it) a lock is **stale** — `relevant` ignores it, and
+/// the next writer of the record, or the next reader that finds both inline slots taken, drops it. So
+/// a record holds at most two stale locks plus the locks of transactions still overlapping a running
+/// one: memory stays bounded, and cleanup never revisits the records a transaction read.
+///
+/// A reader that finds a free slot takes it without looking at the other owner: deciding whether a
+/// lock is stale means reading its owner's transaction record, which is usually another core's (a
+/// cache miss that, on this engine's short transactions, costs as much as the rest of the read).
+/// Readers and writers usually alternate on a record, and a writer visits every owner anyway
+/// ([`SireadList::upgrade_and_visit`]), so most stale locks are dropped by the writer that must read
+/// their owners' state regardless.
 #[derive(Debug, Default)]
 pub struct SireadList {
-    first: Option<Handle>,
-    rest: Vec<Handle>,
+    slots: [Option<Handle>; 2],
+    more: Option<Box<Vec<Handle>>>,
 }
 
 /// A lock nothing can conflict with any more: its owner aborted, or committed at or before the
@@ -553,77 +574,104 @@ pub fn relevant_state(s: (u8, u64), begin: u64) -> bool {
 }
 
 impl SireadList {
-    /// Cahill Fig 3.4, "take SIREAD lock on x" (the caller holds the record latch). Drops stale locks on
-    /// the way (the vector only once it holds a few). Returns whether a new lock was taken.
+    /// Cahill Fig 3.4, "take SIREAD lock on x" (the caller holds the record latch). Returns whether a
+    /// new lock was taken. Reads other owners' states (to drop stale locks) only when both inline
+    /// slots are taken.
     #[inline]
     pub fn lock(&mut self, me: Handle, horizon: u64) -> bool {
-        match &self.first {
-            Some(o) if o.id == me.id => return false,
-            Some(o) if !stale(o, horizon) => {}
-            _ => {
-                self.first = Some(me);
-                return true;
-            }
-        }
-        if self.rest.iter().any(|o| o.id == me.id) {
+        if self.slots.iter().flatten().any(|o| o.id == me.id)
+            || self
+                .more
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|o| o.id == me.id))
+        {
             return false;
         }
-        if self.rest.len() >= 4 {
-            self.rest.retain(|o| !stale(o, horizon));
+        if let Some(free) = self.slots.iter_mut().find(|s| s.is_none()) {
+            *free = Some(me);
+            return true;
         }
-        self.rest.push(me);
+        self.lock_full(me, horizon);
         true
     }
 
-    /// Prefetches the first owner's record (see [`Handle::prefetch`]).
+    /// [`Self::lock`] when both inline slots are taken: drops the stale locks, then takes a freed
+    /// slot or spills into the vector.
+    #[cold]
+    #[inline(never)]
+    fn lock_full(&mut self, me: Handle, horizon: u64) {
+        for s in &mut self.slots {
+            if s.is_some_and(|o| stale(&o, horizon)) {
+                *s = None;
+            }
+        }
+        if let Some(free) = self.slots.iter_mut().find(|s| s.is_none()) {
+            *free = Some(me);
+            return;
+        }
+        let more = self.more.get_or_insert_with(Default::default);
+        if more.len() >= 4 {
+            more.retain(|o| !stale(o, horizon));
+        }
+        more.push(me);
+    }
+
+    /// Prefetches the inline owners' records (see [`Handle::prefetch`]) for a writer, which reads
+    /// them all.
     #[inline]
     pub fn prefetch(&self) {
-        if let Some(o) = &self.first {
+        for o in self.slots.iter().flatten() {
             o.prefetch();
         }
     }
 
-    /// Removes `me`'s lock (upgrade to EXCLUSIVE, abort, cleanup).
+    /// Prefetches the inline owners' records for a reader if it will read them: only when both
+    /// slots are taken (a needless prefetch would also pull the line away from its owner, which
+    /// writes it at its next transaction).
     #[inline]
-    pub fn unlock(&mut self, me: TxnId) {
-        if self.first.is_some_and(|o| o.id == me) {
-            self.first = self.rest.pop();
-        } else if let Some(i) = self.rest.iter().position(|o| o.id == me) {
-            self.rest.swap_remove(i);
+    pub fn prefetch_for_lock(&self) {
+        if self.slots.iter().all(Option::is_some) {
+            self.prefetch();
         }
     }
 
-    /// Fig 3.5 "for each SIREAD lock" for a writer holding the record latch: pushes every owner
-    /// other than `me` whose lock is not stale into `out`, with its state, and drops the stale
-    /// locks on the way (each owner is read once either way, and a list a writer visited holds no
-    /// stale lock for the next one to scan).
+    /// Fig 3.5 "for each SIREAD lock" for a writer `me` holding the record latch, with §3.7's
+    /// upgrade: drops `me`'s own lock (the EXCLUSIVE lock subsumes it) and every stale one, and calls
+    /// `f` with every other owner and the state it was read in (each owner is read once, and a list
+    /// a writer visited holds no stale lock for the next one to scan). Stops at `f`'s first error.
     #[inline]
-    pub fn live_owners(&mut self, me: TxnId, horizon: u64, out: &mut Vec<(Handle, (u8, u64))>) {
-        let mut i = 0;
-        while i < self.rest.len() {
-            let o = self.rest[i];
+    pub fn upgrade_and_visit(
+        &mut self,
+        me: TxnId,
+        horizon: u64,
+        mut f: impl FnMut(Handle, (u8, u64)) -> TxResult<()>,
+    ) -> TxResult<()> {
+        for slot in &mut self.slots {
+            let Some(o) = *slot else { continue };
             match o.state() {
-                Some(s) if !stale_state(Some(s), horizon) => {
-                    if o.id != me {
-                        out.push((o, s));
-                    }
-                    i += 1;
-                }
-                _ => {
-                    self.rest.swap_remove(i);
-                }
+                Some(s) if o.id != me && !stale_state(Some(s), horizon) => f(o, s)?,
+                _ => *slot = None,
             }
         }
-        if let Some(o) = self.first {
-            match o.state() {
-                Some(s) if !stale_state(Some(s), horizon) => {
-                    if o.id != me {
-                        out.push((o, s));
+        if let Some(more) = &mut self.more {
+            let mut i = 0;
+            while i < more.len() {
+                let o = more[i];
+                match o.state() {
+                    Some(s) if o.id != me && !stale_state(Some(s), horizon) => {
+                        f(o, s)?;
+                        i += 1;
+                    }
+                    _ => {
+                        more.swap_remove(i);
                     }
                 }
-                _ => self.first = self.rest.pop(),
+            }
+            if more.is_empty() {
+                self.more = None;
             }
         }
+        Ok(())
     }
 }
 

@@ -35,8 +35,6 @@ pub struct MvccWorker {
     buf: Vec<u64>,
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
-    /// Scratch list of the SIREAD owners a write visits.
-    owners: Vec<(Handle, (u8, u64))>,
     /// This worker's retained committed transactions (SSI).
     retained: Arc<ssi::Retained>,
     /// Commits so far (every `ssi::SWEEP`-th also cleans up the other workers' queues).
@@ -65,7 +63,6 @@ impl MvccWorker {
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
-            owners: Vec::new(),
             retained,
             commits: 0,
             spent: VecDeque::new(),
@@ -264,8 +261,9 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
         if self.tracks_reads() {
-            // Overlaps the load of the SIREAD owner's record with copying the row.
-            rec.sireads.prefetch();
+            // Overlaps the load of the SIREAD owners' records (if the lock reads them) with copying
+            // the row.
+            rec.sireads.prefetch_for_lock();
         }
         if !rec.chain.is_empty() || rec.creator.is_some() {
             rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
@@ -411,17 +409,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             });
             if M::SSI {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
-                let h = self.h;
-                rec.sireads.unlock(h.id);
-                let mut owners = std::mem::take(&mut self.w.owners);
-                owners.clear();
-                rec.sireads.live_owners(h.id, self.horizon, &mut owners);
-                for &(owner, state) in &owners {
+                let (h, me) = (self.h, self.me);
+                rec.sireads.upgrade_and_visit(h.id, self.horizon, |owner, state| {
                     if ssi::relevant_state(state, s) {
-                        p.ssi.mark_conflict(owner, h, self.me)?;
+                        p.ssi.mark_conflict(owner, h, me)?;
                     }
-                }
-                self.w.owners = owners;
+                    Ok(())
+                })?;
                 drop(rec);
                 p.ssi.check_ranges(t.id(), key, self.me, s)?;
             }
