@@ -384,7 +384,8 @@ impl Tx for SiloTx<'_> {
     ) -> TxResult<()> {
         let t = self.silo.db.table(table);
         if t.is_read_only() {
-            return Ok(self.read_only_scan(t, lo, hi, cols, f));
+            self.read_only_scan(t, lo, hi, cols, f);
+            return Ok(());
         }
         // Node set first: any key created in the range after these loads fails validation, any created
         // before them is already in the index the scan walks.
