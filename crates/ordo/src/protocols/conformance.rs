@@ -1,7 +1,9 @@
 //! Behaviour every protocol must show, written once and run against each protocol by its own tests.
 //!
 //! `single_thread_semantics` pins down the [`Tx`] contract (reads see own writes, absent keys, inserts,
-//! deletes, scans, column-level writes); `abort_undoes_writes` holds for every protocol except `nocc`.
+//! deletes, scans, column-level writes); `abort_undoes_writes` holds for every protocol except `nocc`;
+//! `read_only_tables` pins down tables that are read-only once loaded (reads see the loaded rows, every
+//! write is refused with `InvalidData` and changes nothing).
 //! The multi-threaded checks live in `harness::verify` and the workload tests.
 
 use crate::protocols::{Protocol, ProtocolConfig};
@@ -40,6 +42,31 @@ pub fn small_db<M: Default + Send + Sync>() -> Database<M> {
     db
 }
 
+/// Table 1 of [`read_only_db`]: read-only once loaded ([`TableSpec::read_only`]), ordered, with
+/// [`KV`]'s columns; keys 0, 10, 20, …, 90 with `a = key`, `b = 1`, `s = "r<key>"`.
+pub const RO: TableId = 1;
+
+/// [`small_db`] plus the read-only table [`RO`].
+pub fn read_only_db<M: Default + Send + Sync>() -> Database<M> {
+    let mut db = small_db();
+    let schema = db.table(KV).schema().clone();
+    let t = db
+        .create_table(TableSpec::new("ro", schema).ordered(4).read_only())
+        .unwrap();
+    assert_eq!(t, RO);
+    let mut scratch = Vec::new();
+    for k in (0..100).step_by(10) {
+        db.table(t)
+            .load(k, &mut scratch, |r| {
+                r.set_int(A, k as i64);
+                r.set_int(B, 1);
+                r.set_str(S, format!("r{k}").as_bytes())
+            })
+            .unwrap();
+    }
+    db
+}
+
 /// Opens protocol `P` on [`small_db`].
 pub fn open_small<P: Protocol>() -> P {
     P::open(
@@ -52,8 +79,12 @@ pub fn open_small<P: Protocol>() -> P {
 }
 
 fn scan_keys<T: Tx>(tx: &mut T, lo: u64, hi: u64) -> Vec<u64> {
+    scan_keys_of(tx, KV, lo, hi)
+}
+
+fn scan_keys_of<T: Tx>(tx: &mut T, table: TableId, lo: u64, hi: u64) -> Vec<u64> {
     let mut keys = Vec::new();
-    tx.scan(KV, lo, hi, ColumnSet::one(A), |k, _| {
+    tx.scan(table, lo, hi, ColumnSet::one(A), |k, _| {
         keys.push(k);
         true
     })
@@ -220,6 +251,134 @@ pub fn no_dirty_read<P: Protocol>() {
     t1.commit().unwrap();
 }
 
+/// Tables that are read-only once loaded ([`TableSpec::read_only`]): reads and scans see the loaded
+/// rows; an update, insert or delete of one fails with `InvalidData` (even where the key is absent, or
+/// present for an insert), creates no index entry and changes nothing; a normal table in the same
+/// transaction is read and written as usual.
+pub fn read_only_tables<P: Protocol>() {
+    let p = P::open(
+        read_only_db(),
+        &ProtocolConfig {
+            threads: 2,
+            ..ProtocolConfig::default()
+        },
+    );
+    let mut w = p.worker(0, false);
+    let loaded = || (0..100).step_by(10).collect::<Vec<u64>>();
+
+    // Reads of the read-only table beside a read-modify-write of a normal one.
+    let mut tx = p.begin(&mut w);
+    let r = tx
+        .get(RO, 30, ColumnSet::ALL)
+        .unwrap()
+        .expect("key 30 present");
+    assert_eq!((r.int(A), r.int(B), r.str(S)), (30, 1, &b"r30"[..]));
+    assert!(tx.get(RO, 35, ColumnSet::ALL).unwrap().is_none(), "key 35");
+    assert!(tx.get(RO, 1000, ColumnSet::ALL).unwrap().is_none());
+    let mut rows = Vec::new();
+    tx.scan(RO, 15, 60, ColumnSet::ALL, |k, r| {
+        rows.push((k, r.int(A), r.int(B), r.str(S).to_vec()));
+        true
+    })
+    .unwrap();
+    let want: Vec<_> = (20..=60)
+        .step_by(10)
+        .map(|k| (k, k as i64, 1, format!("r{k}").into_bytes()))
+        .collect();
+    assert_eq!(rows, want, "scan of the read-only table");
+    let mut firsts = Vec::new();
+    tx.scan(RO, 0, u64::MAX, ColumnSet::one(A), |k, _| {
+        firsts.push(k);
+        firsts.len() < 3
+    })
+    .unwrap();
+    assert_eq!(
+        firsts,
+        vec![0, 10, 20],
+        "scan stops when the visitor says so"
+    );
+    let b = tx.get(RO, 40, ColumnSet::one(B)).unwrap().unwrap().int(B);
+    let got = tx.update(KV, 40, ColumnSet::one(B), |r| {
+        r.set_int(B, r.int(B) + b + 4);
+        r.int(B)
+    });
+    assert_eq!(
+        got.unwrap(),
+        Some(5),
+        "a normal table in the same transaction"
+    );
+    tx.insert(KV, 45, |r| r.set_int(A, 45)).unwrap();
+    assert_eq!(scan_keys_of(&mut tx, RO, 0, 100), loaded());
+    tx.commit().unwrap();
+
+    // Every kind of write is refused, after a write of the normal table in the same transaction.
+    let entries = p.db().table(RO).key_count();
+    #[track_caller]
+    fn refused<R: std::fmt::Debug>(r: crate::txn::TxResult<R>, what: &str) {
+        match r {
+            Err(a) => assert_eq!(a.reason, AbortReason::InvalidData, "{what}: {a}"),
+            Ok(v) => panic!("{what} of the read-only table succeeded: Ok({v:?})"),
+        }
+    }
+    let mut tx = p.begin(&mut w);
+    tx.update(KV, 50, ColumnSet::one(B), |r| r.set_int(B, 9))
+        .unwrap();
+    refused(
+        tx.update(RO, 20, ColumnSet::one(B), |r| r.set_int(B, 99)),
+        "update",
+    );
+    drop(tx);
+    let mut tx = p.begin(&mut w);
+    refused(
+        tx.update(RO, 25, ColumnSet::one(B), |_| ()),
+        "update of an absent key",
+    );
+    drop(tx);
+    let mut tx = p.begin(&mut w);
+    tx.update(KV, 50, ColumnSet::one(B), |r| r.set_int(B, 9))
+        .unwrap();
+    refused(tx.insert(RO, 25, |r| r.set_int(A, 25)), "insert");
+    drop(tx);
+    let mut tx = p.begin(&mut w);
+    refused(tx.insert(RO, 20, |_| ()), "insert of a present key");
+    drop(tx);
+    let mut tx = p.begin(&mut w);
+    tx.update(KV, 50, ColumnSet::one(B), |r| r.set_int(B, 9))
+        .unwrap();
+    refused(tx.delete(RO, 20), "delete");
+    drop(tx);
+    let mut tx = p.begin(&mut w);
+    refused(tx.delete(RO, 25), "delete of an absent key");
+    drop(tx);
+    assert_eq!(
+        p.db().table(RO).key_count(),
+        entries,
+        "a refused write created an index entry"
+    );
+
+    // Nothing changed in the read-only table; the committed write of the normal one stays.
+    let mut tx = p.begin(&mut w);
+    let r = tx
+        .get(RO, 20, ColumnSet::ALL)
+        .unwrap()
+        .expect("key 20 kept");
+    assert_eq!((r.int(A), r.int(B), r.str(S)), (20, 1, &b"r20"[..]));
+    assert!(
+        tx.get(RO, 25, ColumnSet::ALL).unwrap().is_none(),
+        "key 25 not inserted"
+    );
+    assert_eq!(scan_keys_of(&mut tx, RO, 0, u64::MAX), loaded());
+    assert_eq!(
+        tx.get(KV, 40, ColumnSet::one(B)).unwrap().unwrap().int(B),
+        5
+    );
+    assert_eq!(
+        tx.get(KV, 45, ColumnSet::one(A)).unwrap().unwrap().int(A),
+        45
+    );
+    tx.commit().unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +387,10 @@ mod tests {
     #[test]
     fn nocc_single_thread_semantics() {
         single_thread_semantics::<NoCC>();
+    }
+
+    #[test]
+    fn nocc_read_only_tables() {
+        read_only_tables::<NoCC>();
     }
 }

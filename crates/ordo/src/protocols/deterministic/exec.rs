@@ -7,6 +7,9 @@
 //! reconnaissance pass guessed wrong (the data changed, VLL §2.6), so the transaction aborts with the
 //! retryable [`AbortReason::Validation`], releases, and is planned and ordered again.
 //!
+//! Reads of read-only tables ([`crate::storage::TableSpec::read_only`]) need no cover (they take no lock);
+//! a write to one, declared or not, is refused with `InvalidData` ([`refuse_write`]).
+//!
 //! [`ReconTx`] is the reconnaissance pass itself: reads straight from the rows at no isolation, writes
 //! computed and thrown away, nothing recorded.
 
@@ -14,7 +17,9 @@ use super::plan::{find, LockRequest, Mode};
 use crate::check::TxnId;
 use crate::protocols::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
-use crate::txn::{Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds};
+use crate::txn::{
+    refuse_write, Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds,
+};
 use std::sync::atomic::Ordering;
 
 /// What a running transaction holds, so may touch.
@@ -117,11 +122,27 @@ impl<'a, M: Default + Send + Sync> ExecTx<'a, M> {
         if let Some(r) = self.aborted {
             return Err(Abort::with_detail(r, "the transaction was already aborted"));
         }
-        if self.cover.allows(table, key, write) || (!write && self.db.table(table).is_read_only()) {
+        let db = self.db;
+        let t = db.table(table);
+        if t.is_read_only() {
+            // Read without a lock; never written, even under `Cover::All`.
+            return if write { self.refuse_write(t) } else { Ok(()) };
+        }
+        if self.cover.allows(table, key, write) {
             Ok(())
         } else {
             Err(self.stray(format!("table {table} key {key}")))
         }
+    }
+
+    /// A write of read-only table `t`: roll back and refuse it.
+    #[cold]
+    fn refuse_write(&mut self, t: &Table<M>) -> TxResult<()> {
+        let r = refuse_write(t);
+        if let Err(a) = &r {
+            self.fail(a.reason);
+        }
+        r
     }
 
     /// The transaction touched something it did not lock: roll back, and ask for a new plan.

@@ -17,12 +17,14 @@ use std::collections::HashMap;
 fn calvin_tx_contract() {
     conformance::single_thread_semantics::<Calvin>();
     conformance::abort_undoes_writes::<Calvin>();
+    conformance::read_only_tables::<Calvin>();
 }
 
 #[test]
 fn calvin_vll_tx_contract() {
     conformance::single_thread_semantics::<CalvinVll>();
     conformance::abort_undoes_writes::<CalvinVll>();
+    conformance::read_only_tables::<CalvinVll>();
 }
 
 fn contended() -> Mixed {

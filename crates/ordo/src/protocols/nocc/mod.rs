@@ -7,13 +7,14 @@
 //!
 //! Execution is the shared in-place executor ([`crate::protocols::inplace`]) with its undo log off and
 //! nothing around it. Writes still swap the record's version word atomically, so the version order the
-//! checker sees is exact even though nothing else is.
+//! checker sees is exact even though nothing else is. Writes to read-only tables
+//! ([`crate::storage::TableSpec::read_only`]) are refused, as in every protocol.
 
 use crate::check::TxnId;
 use crate::protocols::inplace::{InPlace, Install};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId, ABSENT};
-use crate::txn::{Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
 /// The no-isolation protocol.
@@ -92,6 +93,7 @@ impl Tx for NoccTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         let t = self.db.table(table);
+        refuse_write(t)?;
         let id = self.id;
         Ok(self
             .w
@@ -106,6 +108,7 @@ impl Tx for NoccTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
         let t = self.db.table(table);
+        refuse_write(t)?;
         let (rid, _) = t.get_or_create(key);
         if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
             return Err(Abort::with_detail(
@@ -119,6 +122,7 @@ impl Tx for NoccTx<'_> {
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         let t = self.db.table(table);
+        refuse_write(t)?;
         let Some(rid) = t.lookup(key) else {
             return Ok(false);
         };

@@ -12,12 +12,14 @@ use crate::protocols::{Protocol, ProtocolConfig};
 fn hstore_tx_contract() {
     conformance::single_thread_semantics::<HStore>();
     conformance::abort_undoes_writes::<HStore>();
+    conformance::read_only_tables::<HStore>();
 }
 
 #[test]
 fn vll_partitioned_tx_contract() {
     conformance::single_thread_semantics::<VllPartitioned>();
     conformance::abort_undoes_writes::<VllPartitioned>();
+    conformance::read_only_tables::<VllPartitioned>();
 }
 
 fn checked<P: Protocol>(affine: Option<(u64, f64)>) {

@@ -63,6 +63,8 @@
 //!   included; a `get` of a key that is not indexed records that key's stripe. Creating a key bumps its
 //!   stripe, so validation catches any key that appeared. Slots this transaction created itself bump
 //!   stripes too; those bumps are added to the expected values (`sets::Sets::own_bump`).
+//! * **Read-only tables** ([`crate::storage::TableSpec::read_only`]): reads and scans of them join neither
+//!   the read set nor the node set (no writer exists, so nothing to validate); writes to them are refused.
 
 pub mod epoch;
 pub mod tid;

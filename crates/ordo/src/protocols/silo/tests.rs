@@ -2,7 +2,7 @@
 
 use super::{tid, Silo};
 use crate::check::Event;
-use crate::protocols::conformance::{self, open_small, A, B, KV};
+use crate::protocols::conformance::{self, open_small, A, B, KV, RO};
 use crate::protocols::Protocol;
 use crate::storage::{ColumnSet, ABSENT};
 use crate::txn::{AbortReason, Tx};
@@ -22,6 +22,37 @@ fn abort_undoes_writes() {
 #[test]
 fn no_dirty_read() {
     conformance::no_dirty_read::<Silo>();
+}
+
+#[test]
+fn read_only_tables() {
+    conformance::read_only_tables::<Silo>();
+}
+
+/// Reads and scans of a read-only table join neither the read set nor the node set (there is nothing
+/// to validate), and a transaction of them alone commits without touching any shared word.
+#[test]
+fn read_only_table_reads_join_no_set() {
+    let p = Silo::open(
+        conformance::read_only_db(),
+        &crate::protocols::ProtocolConfig::default(),
+    );
+    let mut w = p.worker(0, false);
+    let mut tx = p.begin(&mut w);
+    assert_eq!(tx.get(RO, 10, ColumnSet::ALL).unwrap().unwrap().int(A), 10);
+    assert!(tx.get(RO, 11, ColumnSet::ALL).unwrap().is_none());
+    let mut n = 0;
+    tx.scan(RO, 0, u64::MAX, ColumnSet::one(A), |_, _| {
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, 10);
+    assert_eq!((tx.w.sets.reads.len(), tx.w.sets.nodes.len()), (0, 0));
+    tx.get(KV, 10, ColumnSet::ALL).unwrap();
+    tx.get(KV, 11, ColumnSet::ALL).unwrap();
+    assert_eq!((tx.w.sets.reads.len(), tx.w.sets.nodes.len()), (1, 1));
+    tx.commit().unwrap();
 }
 
 fn b_of(p: &Silo, key: u64) -> i64 {

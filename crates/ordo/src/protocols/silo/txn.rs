@@ -1,12 +1,16 @@
 //! Silo's execution phase: reads take stable snapshots and go to the read set, writes are buffered in
 //! the write set, absent keys and scanned ranges go to the node set. Nothing shared is written here
 //! except index slots for inserted keys (as Silo inserts absent records into its tree).
+//!
+//! Reads of a table that is read-only once loaded ([`crate::storage::TableSpec::read_only`]) join no set:
+//! no writer of it exists, so its TIDs and index never change and there is nothing to validate. Writes to
+//! it are refused ([`refuse_write`]).
 
 use super::sets::{NodeEntry, ReadEntry, Sets, WriteEntry};
 use super::{tid, Silo};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT};
-use crate::txn::{Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Per-thread state of [`Silo`]: ids, the recorder, the previous commit TID and reusable sets.
@@ -139,6 +143,50 @@ impl<'w> SiloTx<'w> {
         )))
     }
 
+    /// A read of `key` of read-only table `t`: no TID snapshot, no read- or node-set entry (nothing can
+    /// change under it).
+    #[inline]
+    fn read_only_get(&mut self, t: &'w SiloTable, key: u64, cols: ColumnSet) -> Option<RowRef<'_>> {
+        let Some(rid) = t.lookup(key) else {
+            self.w.rec.read(t.id(), key, ABSENT);
+            return None;
+        };
+        let version = t.version(rid).load(Ordering::Acquire);
+        self.w.rec.read(t.id(), key, version);
+        if version & ABSENT != 0 {
+            return None;
+        }
+        let words = t.schema().row_words();
+        self.read_buf(words);
+        t.read_into(rid, cols, &mut self.w.buf[..words]);
+        Some(RowRef::new(t.schema(), &self.w.buf[..words]))
+    }
+
+    /// A scan of read-only table `t`: no node-set (phantom) or read-set entries, since no key of it can
+    /// appear, vanish or change.
+    fn read_only_scan(
+        &mut self,
+        t: &SiloTable,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) {
+        let words = t.schema().row_words();
+        self.read_buf(words);
+        for (key, rid) in t.range(lo, hi) {
+            let version = t.version(rid).load(Ordering::Acquire);
+            if version & ABSENT != 0 {
+                continue;
+            }
+            self.w.rec.read(t.id(), key, version);
+            t.read_into(rid, cols, &mut self.w.buf[..words]);
+            if !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
+                break;
+            }
+        }
+    }
+
     #[inline]
     fn read_buf(&mut self, words: usize) {
         if self.w.buf.len() < words {
@@ -154,6 +202,9 @@ impl Tx for SiloTx<'_> {
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let t = self.silo.db.table(table);
+        if t.is_read_only() {
+            return Ok(self.read_only_get(t, key, cols));
+        }
         if let Some(i) = self.w.sets.find_write(table, key) {
             return self.own_row(t, i, cols);
         }
@@ -180,6 +231,7 @@ impl Tx for SiloTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         let t = self.silo.db.table(table);
+        refuse_write(t)?;
         let words = t.schema().row_words();
         if let Some(i) = self.w.sets.find_write(table, key) {
             let e = self.w.sets.writes[i];
@@ -235,6 +287,7 @@ impl Tx for SiloTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
         let t = self.silo.db.table(table);
+        refuse_write(t)?;
         let words = t.schema().row_words();
         let all = t.schema().all();
         if let Some(i) = self.w.sets.find_write(table, key) {
@@ -286,6 +339,7 @@ impl Tx for SiloTx<'_> {
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         let t = self.silo.db.table(table);
+        refuse_write(t)?;
         if let Some(i) = self.w.sets.find_write(table, key) {
             let e = &mut self.w.sets.writes[i];
             if e.deleted {
@@ -329,6 +383,10 @@ impl Tx for SiloTx<'_> {
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
         let t = self.silo.db.table(table);
+        if t.is_read_only() {
+            self.read_only_scan(t, lo, hi, cols, f);
+            return Ok(());
+        }
         // Node set first: any key created in the range after these loads fails validation, any created
         // before them is already in the index the scan walks.
         for stripe in t.stripes_of_range(lo, hi) {

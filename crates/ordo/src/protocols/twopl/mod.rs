@@ -23,6 +23,9 @@
 //! Writes are made **in place**: the old words of the written columns and the old version word go to an
 //! undo log first; an abort restores them newest-first and only then releases the locks.
 //!
+//! Reads of read-only tables ([`crate::storage::TableSpec::read_only`]) take no lock: no writer of them
+//! exists, so nothing can conflict. A write to one is refused (`InvalidData`) before any lock is taken.
+//!
 //! # Deadlock: three policies
 //!
 //! Waiting for a lock can close a cycle (T1 holds A wants B, T2 holds B wants A). The policy type `V` of

@@ -1,7 +1,7 @@
 //! Protocol-level tests of strict 2PL under all three deadlock policies.
 
 use super::*;
-use crate::protocols::conformance::{self, open_small, A, B, KV};
+use crate::protocols::conformance::{self, open_small, A, B, KV, RO};
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::{Column, ColumnSet, ColumnType, Schema, TableSpec};
 use crate::txn::{Abort, AbortReason, Backoff, RetryPolicy, Tx, TxResult};
@@ -23,6 +23,8 @@ for_each_policy! {
     single_thread_semantics => single_thread_semantics;
     abort_undoes_writes => abort_undoes_writes;
     no_dirty_read => no_dirty_read;
+    read_only_tables => read_only_tables;
+    read_only_reads_take_no_lock => read_only_reads_take_no_lock;
     scan_conflicts_with_insert_in_range => scan_conflicts_with_insert_in_range;
     scan_conflicts_with_insert_after_last_key => scan_conflicts_with_insert_after_last_key;
     scan_protects_gaps_split_by_absent_slots => scan_protects_gaps_split_by_absent_slots;
@@ -41,6 +43,38 @@ fn abort_undoes_writes<V: Policy>() {
 }
 fn no_dirty_read<V: Policy>() {
     conformance::no_dirty_read::<P<V>>();
+}
+fn read_only_tables<V: Policy>() {
+    conformance::read_only_tables::<P<V>>();
+}
+
+/// Gets (present and absent keys) and scans of a read-only table take no lock and create no slot;
+/// the same reads of a normal table do.
+fn read_only_reads_take_no_lock<V: Policy>() {
+    let p = P::<V>::open(
+        conformance::read_only_db(),
+        &ProtocolConfig {
+            threads: 2,
+            ..ProtocolConfig::default()
+        },
+    );
+    let entries = p.db().table(RO).key_count();
+    let mut w = p.worker(0, false);
+    let mut tx = p.begin(&mut w);
+    assert_eq!(tx.get(RO, 10, ColumnSet::ALL).unwrap().unwrap().int(A), 10);
+    assert!(tx.get(RO, 11, ColumnSet::ALL).unwrap().is_none());
+    let mut n = 0;
+    tx.scan(RO, 0, u64::MAX, ColumnSet::one(A), |_, _| {
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, 10);
+    assert_eq!(tx.locks_held(), 0, "reads of a read-only table locked");
+    assert_eq!(p.db().table(RO).key_count(), entries, "a slot was created");
+    tx.get(KV, 10, ColumnSet::ALL).unwrap();
+    assert_eq!(tx.locks_held(), 1, "a read of a normal table locks");
+    tx.commit().unwrap();
 }
 
 /// A conflict abort under any policy (no-wait: at once; wait-die: the younger requester dies;

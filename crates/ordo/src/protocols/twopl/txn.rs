@@ -5,6 +5,9 @@
 //!   log, row-image buffer). All buffers are cleared, not freed, between transactions.
 //! * Reads and writes themselves are the executor's; what 2PL adds around each is the lock taken first
 //!   (next-key locks for inserts and scans), and after the executor's undo the release of every lock.
+//! * Reads of a table that is read-only once loaded ([`crate::storage::TableSpec::read_only`]) take no
+//!   lock: no writer of it exists, so nothing can conflict with them. Writes to it are refused
+//!   ([`crate::txn::refuse_write`]) before any lock is taken or slot created.
 //! * [`TwoPlTx`] runs one transaction. Any failing call rolls the transaction back *before* it returns
 //!   the [`Abort`], so the handle holds no locks afterwards; later calls (and `commit`) report the same
 //!   abort.
@@ -15,7 +18,7 @@ use super::{Policy, TwoPl};
 use crate::check::TxnId;
 use crate::protocols::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT, SUPREMUM};
-use crate::txn::{Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
 /// Per-thread state of a [`TwoPl`] protocol.
@@ -68,6 +71,11 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
         }
     }
 
+    /// Locks the transaction holds (tests, diagnostics).
+    pub fn locks_held(&self) -> usize {
+        self.w.locks.len()
+    }
+
     /// Fails if an earlier call aborted the transaction.
     #[inline]
     fn check_live(&self) -> TxResult<()> {
@@ -80,9 +88,21 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
     /// Aborts now (undo, release) and returns the abort to hand to the caller.
     #[cold]
     fn fail(&mut self, reason: AbortReason) -> Abort {
-        self.finish(false, reason.is_retryable());
-        self.aborted = Some(reason);
-        Abort::new(reason)
+        self.fail_with(Abort::new(reason))
+    }
+
+    /// [`Self::fail`] with an abort already built (it keeps its detail).
+    #[cold]
+    fn fail_with(&mut self, a: Abort) -> Abort {
+        self.finish(false, a.reason.is_retryable());
+        self.aborted = Some(a.reason);
+        a
+    }
+
+    /// Fails (aborting the transaction) if `t` is read-only once loaded: no transaction may write it.
+    #[inline]
+    fn refuse_write(&mut self, t: &Table<V::Lock>) -> TxResult<()> {
+        refuse_write(t).map_err(|a| self.fail_with(a))
     }
 
     #[cold]
@@ -180,6 +200,10 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         self.check_live()?;
         let db = &self.p.db;
         let t = db.table(table);
+        if t.is_read_only() {
+            // No writer of it exists: the read needs no lock (nor an absent slot for a missing key).
+            return Ok(self.w.exec.get(t, key, None, cols));
+        }
         let (rid, v) = self.lock_key(t, key, Mode::Shared)?;
         self.w.exec.rec.read(table, key, v);
         if v & ABSENT != 0 {
@@ -198,6 +222,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         self.check_live()?;
         let db = &self.p.db;
         let t = db.table(table);
+        self.refuse_write(t)?;
         let (rid, v) = self.lock_key(t, key, Mode::Exclusive)?;
         self.w.exec.rec.read(table, key, v);
         if v & ABSENT != 0 {
@@ -219,6 +244,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         self.check_live()?;
         let db = &self.p.db;
         let t = db.table(table);
+        self.refuse_write(t)?;
         let (rid, _) = t.get_or_create(key);
         if let Err(r) = self.lock(t, rid, Mode::Exclusive) {
             return Err(self.fail(r));
@@ -242,6 +268,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         self.check_live()?;
         let db = &self.p.db;
         let t = db.table(table);
+        self.refuse_write(t)?;
         let (rid, v) = self.lock_key(t, key, Mode::Exclusive)?;
         if v & ABSENT != 0 {
             self.w.exec.rec.read(table, key, v);
@@ -271,6 +298,11 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
             ));
         }
         if lo > hi {
+            return Ok(());
+        }
+        if t.is_read_only() {
+            // No insert or delete of it can happen: no lock, no next-key lock.
+            self.w.exec.scan(t, lo, hi, cols, f);
             return Ok(());
         }
         self.w.exec.image(t);

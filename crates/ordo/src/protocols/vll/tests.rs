@@ -618,6 +618,14 @@ fn conformance_single_thread_semantics() {
 }
 
 #[test]
+fn conformance_read_only_tables() {
+    conformance::read_only_tables::<Vll<Basic>>();
+    conformance::read_only_tables::<Vll<WithSca>>();
+    conformance::read_only_tables::<Vll<ArrayedCounters>>();
+    conformance::read_only_tables::<Vll<Ranges>>();
+}
+
+#[test]
 fn conformance_abort_undoes_writes() {
     conformance::abort_undoes_writes::<Vll<Basic>>();
     conformance::abort_undoes_writes::<Vll<Ranges>>();

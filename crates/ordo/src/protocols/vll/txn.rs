@@ -11,6 +11,9 @@
 //! cannot declare its accesses in advance, so it runs **alone** — enqueued as a wall that waits to be
 //! the queue head and holds every later transaction back until it ends. Correct, but serial: VLL is not
 //! an interactive protocol.
+//!
+//! Reads of read-only tables ([`crate::storage::TableSpec::read_only`]) take no lock; a write to one,
+//! declared or not, running alone or not, is refused with `InvalidData` ([`refuse_write`]).
 
 use super::partition::Partition;
 use super::recon::ReconScratch;
@@ -19,7 +22,7 @@ use super::txn_queue::Seq;
 use crate::check::TxnId;
 use crate::protocols::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, TableId, ABSENT};
-use crate::txn::{Abort, AbortReason, Access, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{refuse_write, Abort, AbortReason, Access, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
 /// Per-thread state of a VLL protocol.
@@ -135,6 +138,13 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     #[inline(never)]
     fn check_slow(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
         self.check_live()?;
+        // No lock covers a write of a read-only table (planning refuses declared ones): refuse it here,
+        // whether the transaction runs alone or wrote it without declaring it.
+        if write {
+            if let Err(a) = refuse_write(self.db.table(table)) {
+                return Err(self.fail_with(a));
+            }
+        }
         let found = match self.held {
             Held::Alone { .. } => return Ok(None),
             // A read-only table is read without a lock (`Access::unlocked_in`).
@@ -156,9 +166,15 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
 
     #[cold]
     fn fail(&mut self, reason: AbortReason) -> Abort {
+        self.fail_with(Abort::new(reason))
+    }
+
+    /// [`Self::fail`] with an abort already built (it keeps its detail).
+    #[cold]
+    fn fail_with(&mut self, a: Abort) -> Abort {
         self.finish(false);
-        self.aborted = Some(reason);
-        Abort::new(reason)
+        self.aborted = Some(a.reason);
+        a
     }
 
     #[cold]
