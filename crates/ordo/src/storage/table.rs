@@ -42,12 +42,14 @@ pub struct TableSpec {
     /// Expected number of rows (sizes the hash index up front).
     pub capacity: usize,
     /// Read-only once loaded: the workload promises that no transaction writes it (TPC-C's ITEM and
-    /// its customer-by-name index, SmallBank's `account`). Protocols that lock declared accesses
-    /// before running (the VLL family, the deterministic and partitioned ones) take no locks for
-    /// reads of it — nothing can conflict with them, and H-Store replicates such tables in every
-    /// partition — and refuse a transaction that declares a write to it. The multi-version
-    /// protocols (`rc`, `si`, `ssi`) read its rows in place, without the record latch, SIREAD or
-    /// range locks, and refuse writes to it ([`crate::txn::refuse_write`]).
+    /// its customer-by-name index, SmallBank's `account`), and every protocol holds it to that
+    /// promise: a write is refused with `InvalidData` ([`crate::txn::refuse_write`], or
+    /// [`crate::txn::Access::unlocked_in`] for a declared one). In exchange, reads of it need no
+    /// concurrency control — nothing can conflict with them: protocols that lock declared accesses
+    /// before running (the VLL family, the deterministic and partitioned ones; H-Store replicates
+    /// such tables in every partition) and 2PL take no locks for them, Silo keeps them out of its
+    /// read and node sets, and the multi-version protocols (`rc`, `si`, `ssi`) read the rows in
+    /// place without the record latch, SIREAD or range locks.
     pub read_only: bool,
 }
 

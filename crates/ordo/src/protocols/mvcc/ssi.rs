@@ -543,6 +543,9 @@ impl SsiShared {
 #[derive(Debug, Default)]
 pub struct SireadList {
     slots: [Option<Handle>; 2],
+    /// Boxed: one word in every record instead of a vector's three, for a list that is almost
+    /// never allocated.
+    #[allow(clippy::box_collection)]
     more: Option<Box<Vec<Handle>>>,
 }
 

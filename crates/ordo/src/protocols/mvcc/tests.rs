@@ -25,6 +25,9 @@ fn conformance_of_all_three_levels() {
     conformance::no_dirty_read::<Mvcc<Rc>>();
     conformance::no_dirty_read::<Mvcc<Si>>();
     conformance::no_dirty_read::<Mvcc<Ssi>>();
+    conformance::read_only_tables::<Mvcc<Rc>>();
+    conformance::read_only_tables::<Mvcc<Si>>();
+    conformance::read_only_tables::<Mvcc<Ssi>>();
 }
 
 #[test]

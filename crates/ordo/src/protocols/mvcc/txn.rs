@@ -410,12 +410,13 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             if M::SSI {
                 // §3.7: the EXCLUSIVE lock subsumes this transaction's own SIREAD lock.
                 let (h, me) = (self.h, self.me);
-                rec.sireads.upgrade_and_visit(h.id, self.horizon, |owner, state| {
-                    if ssi::relevant_state(state, s) {
-                        p.ssi.mark_conflict(owner, h, me)?;
-                    }
-                    Ok(())
-                })?;
+                rec.sireads
+                    .upgrade_and_visit(h.id, self.horizon, |owner, state| {
+                        if ssi::relevant_state(state, s) {
+                            p.ssi.mark_conflict(owner, h, me)?;
+                        }
+                        Ok(())
+                    })?;
                 drop(rec);
                 p.ssi.check_ranges(t.id(), key, self.me, s)?;
             }
