@@ -102,6 +102,19 @@ impl Record {
     /// kept to at most [`SPARE_BUFFERS`]) for the versions it will push later.
     #[inline]
     pub fn prune(&mut self, horizon: u64, live: &AtomicI64, spare: &mut Vec<Box<[u64]>>) {
+        if self.chain.is_empty() {
+            // The common case, inlined: at most a creator reference to drop.
+            if self.cts <= horizon {
+                self.creator = None;
+            }
+            return;
+        }
+        self.prune_chain(horizon, live, spare);
+    }
+
+    /// [`Self::prune`] for a record with older versions.
+    #[inline(never)]
+    fn prune_chain(&mut self, horizon: u64, live: &AtomicI64, spare: &mut Vec<Box<[u64]>>) {
         let upto = if self.cts <= horizon {
             self.creator = None;
             self.chain.len()

@@ -317,7 +317,26 @@ impl SsiShared {
     /// in `COMMITTING` to settle (`settled`) — otherwise a pivot could read its `T_out` as running,
     /// commit after it, and record no `out_first` (found in review; test
     /// `a_t_out_committing_without_the_latch_is_seen_by_the_pivot`).
-    pub fn commit(&self, me: &TxnShared, cts: impl FnOnce() -> u64) -> TxResult<u64> {
+    ///
+    /// A transaction that made no tracked read (`tracked` false: no SIREAD or range lock, no read
+    /// that could meet a newer version) has no out-conflict and can get none: every out-conflict
+    /// is added either by its own tracked read or by a writer that found one of its SIREAD or range
+    /// locks. So it commits without even its own mutex; only a doom can race with it, and the
+    /// compare-and-swap ACTIVE → COMMITTING settles that (dooming is ACTIVE → DOOMED).
+    pub fn commit(
+        &self,
+        me: &TxnShared,
+        tracked: bool,
+        cts: impl FnOnce() -> u64,
+    ) -> TxResult<u64> {
+        if !tracked {
+            if !me.try_begin_commit() {
+                return Err(unsafe_abort());
+            }
+            let t = cts();
+            me.set_committed(t);
+            return Ok(t);
+        }
         {
             let c = me.conflicts.lock();
             if c.outs.is_empty() {
@@ -448,8 +467,8 @@ impl SsiShared {
             .sum()
     }
 
-    /// Suspends a committed transaction `t` of worker `mine` that holds `sireads` point SIREAD
-    /// locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3) the retained
+    /// Suspends a committed transaction `t` (commit timestamp `cts`) of worker `mine` that holds
+    /// `sireads` point SIREAD locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3) the retained
     /// transactions of `mine` that no running transaction overlaps any more (committed at or before
     /// `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
     /// those of the other workers. A `t` the horizon already passed is released at once, without
@@ -460,14 +479,12 @@ impl SsiShared {
         &self,
         mine: &Retained,
         t: Handle,
+        cts: u64,
         sireads: usize,
         horizon: u64,
         sweep: bool,
     ) {
-        if !sweep
-            && mine.queued.load(Ordering::Relaxed) == 0
-            && t.cts().is_some_and(|c| c <= horizon)
-        {
+        if !sweep && cts <= horizon && mine.queued.load(Ordering::Relaxed) == 0 {
             // The queue is empty and `t` already overlaps no running transaction (none ran when
             // the horizon was computed): released at once, without locking the queue.
             self.release(mine, t, 0);
@@ -499,7 +516,14 @@ impl SsiShared {
     /// conflict lists; then its worker may recycle its record.
     /// `mine` is the releasing worker's queue (its counter takes the decrement).
     pub fn release(&self, mine: &Retained, t: Handle, sireads: usize) {
-        let ranges = t.rec().retire(|c| std::mem::take(&mut c.ranges));
+        // (The list is taken only when it holds something: most transactions hold no range lock.)
+        let ranges = t.rec().retire(|c| {
+            if c.ranges.is_empty() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut c.ranges)
+            }
+        });
         // Point locks are not visited: from now on they are stale (see `SireadList`), ignored by
         // writers and dropped by the next transaction that locks the record.
         if sireads != 0 {
@@ -718,7 +742,7 @@ mod tests {
         let taken = Barrier::new(2);
         let (out, pivot) = std::thread::scope(|s| {
             let out = s.spawn(|| {
-                ssi.commit(t_out, || {
+                ssi.commit(t_out, true, || {
                     let t = clock.fetch_add(1, Ordering::SeqCst) + 1;
                     taken.wait();
                     // Published late: the pivot checks meanwhile.
@@ -728,7 +752,7 @@ mod tests {
             });
             let pivot = s.spawn(|| {
                 taken.wait();
-                ssi.commit(p, || clock.fetch_add(1, Ordering::SeqCst) + 1)
+                ssi.commit(p, true, || clock.fetch_add(1, Ordering::SeqCst) + 1)
             });
             (out.join().unwrap(), pivot.join().unwrap())
         });

@@ -259,6 +259,12 @@ impl TxnShared {
     pub fn set_status(&self, s: u8) {
         self.status.store(s, Ordering::Release);
     }
+    /// ACTIVE → COMMITTING, unless another transaction doomed it first (then `false`).
+    pub fn try_begin_commit(&self) -> bool {
+        self.status
+            .compare_exchange(ACTIVE, COMMITTING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
     /// Marks it committed at `cts` (the timestamp first, so a reader that sees COMMITTED sees it).
     pub fn set_committed(&self, cts: u64) {
         self.cts.store(cts, Ordering::Release);

@@ -109,6 +109,9 @@ pub struct MvccTx<'w, M: Mode> {
     done: bool,
     /// §3.8: a read-only query run at plain SI under `ssi` (no SIREAD locks, no conflicts).
     query: bool,
+    /// SSI: whether it made a tracked read (a SIREAD lock, point or range, or a read that may have
+    /// met a newer version). Without one it can have no out-conflict (see `SsiShared::commit`).
+    tracked: bool,
 }
 
 /// Copies columns `cols` of a full-row image `src` into `out`.
@@ -153,6 +156,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             horizon: 0,
             done: false,
             query: false,
+            tracked: false,
         }
     }
 
@@ -261,13 +265,12 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let horizon = self.horizon;
         let mut rec = self.latch_settled(t.meta(rid), s);
         if self.tracks_reads() {
+            self.tracked = true;
             // Overlaps the load of the SIREAD owners' records (if the lock reads them) with copying
             // the row.
             rec.sireads.prefetch_for_lock();
         }
-        if !rec.chain.is_empty() || rec.creator.is_some() {
-            rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
-        }
+        rec.prune(horizon, &self.w.slot.1, &mut self.w.spare);
         let words = t.schema().row_words();
         if self.w.buf.len() < words {
             self.w.buf.resize(words, 0);
@@ -532,6 +535,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         let mut slot = t.lookup(key);
         if slot.is_none() && self.tracks_reads() {
             // §3.5: the absence of a key is read through a range lock on it, then looked up again.
+            self.tracked = true;
             self.p.ssi.add_range(table, key, key, self.h);
             ssi::remember_range(self.me, table);
             slot = t.lookup(key);
@@ -680,6 +684,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
             // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).
+            self.tracked = true;
             self.p.ssi.add_range(table, lo, hi, self.h);
             ssi::remember_range(self.me, table);
         }
@@ -712,7 +717,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
     fn commit(mut self) -> TxResult<()> {
         let p = self.p;
         let cts = if M::SSI {
-            match p.ssi.commit(self.me, || p.clock.commit_ts()) {
+            match p.ssi.commit(self.me, self.tracked, || p.clock.commit_ts()) {
                 Ok(cts) => cts,
                 Err(a) => {
                     self.abort_inner();
@@ -741,6 +746,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             p.ssi.retain_and_cleanup(
                 mine,
                 self.h,
+                cts,
                 self.w.sireads,
                 horizon,
                 self.w.commits.is_multiple_of(ssi::SWEEP),
