@@ -49,12 +49,7 @@ fn transactions() -> Vec<Vec<LockRequest>> {
             while t.len() < PER_TXN {
                 let key = next();
                 if t.iter().all(|l| l.key != key) {
-                    t.push(LockRequest {
-                        table: 0,
-                        key,
-                        rid: key,
-                        mode: Mode::Exclusive,
-                    });
+                    t.push(LockRequest::new(0, key, key, Mode::Exclusive));
                 }
             }
             t.sort_unstable_by_key(|l| l.key);
@@ -161,9 +156,8 @@ fn loaded<M: Default + Send + Sync + 'static>() -> (Database<M>, Vec<Vec<LockReq
         .into_iter()
         .map(|v| {
             v.into_iter()
-                .map(|l| LockRequest {
-                    rid: db.table(t).lookup(l.key).unwrap(),
-                    ..l
+                .map(|l| {
+                    LockRequest::new(l.table, l.key, db.table(t).lookup(l.key).unwrap(), l.mode)
                 })
                 .collect()
         })
@@ -200,6 +194,16 @@ fn lock_word(c: &mut Criterion) {
 
 fn colocated(c: &mut Criterion) {
     let (db, txns) = loaded::<VllCounters>();
+    // As VLL plans them: each request remembers where its record's counters are.
+    let txns: Vec<Vec<LockRequest>> = txns
+        .into_iter()
+        .map(|v| {
+            v.into_iter()
+                // SAFETY: the counters of the request's own record in `db`, which outlives `txns`.
+                .map(|l| unsafe { l.with_counters(db.table(l.table).meta(l.rid)) })
+                .collect()
+        })
+        .collect();
     let mut store = Colocated;
     let mut i = 0;
     c.bench_function("colocated-vll-counters/request+release 10 locks", |b| {

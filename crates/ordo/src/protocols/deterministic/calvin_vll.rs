@@ -169,20 +169,10 @@ mod tests {
     use super::*;
 
     fn x(key: u64) -> LockRequest {
-        LockRequest {
-            table: 0,
-            key,
-            rid: key,
-            mode: Mode::Exclusive,
-        }
+        LockRequest::new(0, key, key, Mode::Exclusive)
     }
     fn s(key: u64) -> LockRequest {
-        LockRequest {
-            table: 0,
-            key,
-            rid: key,
-            mode: Mode::Shared,
-        }
+        LockRequest::new(0, key, key, Mode::Shared)
     }
     fn c(cx: u32, cs: u32) -> Counters {
         Counters { cx, cs }

@@ -146,16 +146,12 @@ mod tests {
     use super::*;
 
     fn req(key: u64, exclusive: bool) -> LockRequest {
-        LockRequest {
-            table: 0,
-            key,
-            rid: 0,
-            mode: if exclusive {
-                Mode::Exclusive
-            } else {
-                Mode::Shared
-            },
-        }
+        let mode = if exclusive {
+            Mode::Exclusive
+        } else {
+            Mode::Shared
+        };
+        LockRequest::new(0, key, 0, mode)
     }
 
     #[test]

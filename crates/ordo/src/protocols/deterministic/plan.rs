@@ -82,16 +82,14 @@ pub fn locks_of<M: Default + Send + Sync>(
 ) -> TxResult<bool> {
     let mut whole = false;
     out.clear();
-    let lock = |table: TableId, key: u64, mode: Mode| LockRequest {
-        table,
-        key,
-        rid: if rows {
+    let lock = |table: TableId, key: u64, mode: Mode| {
+        let rid = if rows {
             let t = db.table(table);
             t.lookup(key).unwrap_or_else(|| t.get_or_create(key).0)
         } else {
             0
-        },
-        mode,
+        };
+        LockRequest::new(table, key, rid, mode)
     };
     for a in accesses {
         if a.unlocked_in(db)? {

@@ -128,13 +128,58 @@ impl VllCounters {
 }
 
 /// One lock request of a transaction: a record (by table, key and slot) and a mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct LockRequest {
     pub table: TableId,
     pub key: u64,
     pub rid: RowId,
     pub mode: Mode,
+    /// The record's colocated counters, resolved when the request was planned
+    /// ([`LockRequest::with_counters`]), so that `BeginTransaction` and `FinishTransaction` do not
+    /// each repeat the table look-up and row-arena address computation; `None`: found by `table`
+    /// and `rid`.
+    counters: Option<CounterRef>,
 }
+
+impl PartialEq for LockRequest {
+    /// The same lock: record and mode (how its counters are found is not part of it).
+    fn eq(&self, o: &Self) -> bool {
+        (self.table, self.key, self.rid, self.mode) == (o.table, o.key, o.rid, o.mode)
+    }
+}
+impl Eq for LockRequest {}
+
+impl LockRequest {
+    pub fn new(table: TableId, key: u64, rid: RowId, mode: Mode) -> Self {
+        LockRequest {
+            table,
+            key,
+            rid,
+            mode,
+            counters: None,
+        }
+    }
+
+    /// The request with the address of its record's colocated counters `c` remembered.
+    ///
+    /// # Safety
+    /// `c` must be the counters of record `rid` of table `table` in the database this request will
+    /// be requested and released in ([`Colocated`]), and that database must live as long as the
+    /// request is used (row-arena slots never move and are freed only with the database).
+    pub unsafe fn with_counters(mut self, c: &VllCounters) -> Self {
+        self.counters = Some(CounterRef(std::ptr::NonNull::from(c)));
+        self
+    }
+}
+
+/// The address of a record's [`VllCounters`] (see [`LockRequest::with_counters`]).
+#[derive(Clone, Copy, Debug)]
+struct CounterRef(std::ptr::NonNull<VllCounters>);
+
+// SAFETY: the counters are only accessed through `&VllCounters` (atomics), and `with_counters`'s
+// contract keeps the address valid wherever the request is used.
+unsafe impl Send for CounterRef {}
+unsafe impl Sync for CounterRef {}
 
 /// Lock lists up to this long are kept in first-request order and searched linearly (cheaper than
 /// sorting for the typical 10-key transaction); longer ones are sorted and binary-searched.
@@ -222,14 +267,31 @@ pub trait CounterStore<M>: Send + 'static {
 #[derive(Debug, Default)]
 pub struct Colocated;
 
+impl Colocated {
+    /// The counters of `l`'s record: through the address planning remembered, else looked up.
+    #[inline(always)]
+    fn of<'d>(db: &'d Database<VllCounters>, l: &LockRequest) -> &'d VllCounters {
+        match l.counters {
+            Some(c) => {
+                // SAFETY: `with_counters`'s contract: the address is of this record in `db`, which
+                // is alive (borrowed here).
+                let c = unsafe { c.0.as_ref() };
+                debug_assert!(std::ptr::eq(c, db.table(l.table).meta(l.rid)));
+                c
+            }
+            None => db.table(l.table).meta(l.rid),
+        }
+    }
+}
+
 impl CounterStore<VllCounters> for Colocated {
     #[inline]
     fn request(&mut self, db: &Database<VllCounters>, l: &LockRequest) -> bool {
-        db.table(l.table).meta(l.rid).request(l.mode)
+        Self::of(db, l).request(l.mode)
     }
     #[inline]
     fn release(&mut self, db: &Database<VllCounters>, l: &LockRequest) {
-        db.table(l.table).meta(l.rid).release(l.mode)
+        Self::of(db, l).release(l.mode)
     }
     fn counters(&self, db: &Database<VllCounters>, table: TableId, rid: RowId) -> Counters {
         db.table(table).meta(rid).get()
@@ -337,12 +399,7 @@ mod tests {
 
     #[test]
     fn normalize_keeps_each_key_once_and_writes_win() {
-        let l = |key, mode| LockRequest {
-            table: 0,
-            key,
-            rid: key,
-            mode,
-        };
+        let l = |key, mode| LockRequest::new(0, key, key, mode);
         let mut v = vec![
             l(5, Mode::Shared),
             l(3, Mode::Shared),

@@ -92,20 +92,50 @@ pub struct PointLocks<C>(PhantomData<C>);
 /// The per-record state of each counter layout.
 pub trait PointLayout: CounterStore<Self::Meta> + Default {
     type Meta: Default + Send + Sync + 'static;
+    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast.
+    fn request_for(
+        t: &crate::storage::Table<Self::Meta>,
+        table: TableId,
+        key: u64,
+        rid: RowId,
+        mode: Mode,
+    ) -> LockRequest;
 }
 impl PointLayout for Colocated {
     type Meta = VllCounters;
+    #[inline]
+    fn request_for(
+        t: &crate::storage::Table<VllCounters>,
+        table: TableId,
+        key: u64,
+        rid: RowId,
+        mode: Mode,
+    ) -> LockRequest {
+        // SAFETY: `t` is table `table` of the database the partition requests this in (planning
+        // and the critical section both use the protocol's database, which outlives them).
+        unsafe { LockRequest::new(table, key, rid, mode).with_counters(t.meta(rid)) }
+    }
 }
 impl PointLayout for counters::Arrayed {
     type Meta = ();
+    #[inline]
+    fn request_for(
+        _t: &crate::storage::Table<()>,
+        table: TableId,
+        key: u64,
+        rid: RowId,
+        mode: Mode,
+    ) -> LockRequest {
+        LockRequest::new(table, key, rid, mode)
+    }
 }
 
 /// Adds the request for (`table`, `key`) in `mode` to `out` (see [`PointLocks`]'s `plan`): while the
 /// list is short, a key already there is merged (a write wins over a read) instead of pushed, and
 /// `sig`, a 64-bit signature of the keys kept so far, spares the search for keys certainly new.
 #[inline(always)]
-fn push_point<M: Default + Send + Sync>(
-    t: &crate::storage::Table<M>,
+fn push_point<C: PointLayout>(
+    t: &crate::storage::Table<C::Meta>,
     table: TableId,
     key: u64,
     mode: Mode,
@@ -127,12 +157,7 @@ fn push_point<M: Default + Send + Sync>(
         Some(rid) => rid,
         None => t.get_or_create(key).0,
     };
-    out.push(LockRequest {
-        table,
-        key,
-        rid,
-        mode,
-    });
+    out.push(C::request_for(t, table, key, rid, mode));
 }
 
 impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
@@ -157,12 +182,12 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
             let t = db.table(a.table);
             let mode = mode_of(a);
             match a.target {
-                Target::Key(k) => push_point(t, a.table, k, mode, &mut sig, out),
+                Target::Key(k) => push_point::<C>(t, a.table, k, mode, &mut sig, out),
                 Target::Range { lo, hi } if hi < lo => {}
                 Target::Range { lo, hi } if hi - lo >= POINT_RANGE_LIMIT => return Ok(false),
                 Target::Range { lo, hi } => {
                     for key in lo..=hi {
-                        push_point(t, a.table, key, mode, &mut sig, out);
+                        push_point::<C>(t, a.table, key, mode, &mut sig, out);
                     }
                 }
             }

@@ -18,12 +18,8 @@ use std::time::Instant;
 type Points = PointLocks<Colocated>;
 
 fn w(table: u32, key: u64) -> LockRequest {
-    LockRequest {
-        table,
-        key,
-        rid: key + 1, // any distinct slot; the counters are read back through `rid`
-        mode: Mode::Exclusive,
-    }
+    // Any distinct slot: the counters are read back through `rid`.
+    LockRequest::new(table, key, key + 1, Mode::Exclusive)
 }
 
 /// A database with slots 1..=4 in table 0 (keys 0..=3), for direct partition tests.
