@@ -29,17 +29,22 @@ pub fn small_db<M: Default + Send + Sync>() -> Database<M> {
     let t = db
         .create_table(TableSpec::new("kv", schema).ordered(4))
         .unwrap();
+    load_rows(&db, t, 0, "k");
+    db
+}
+
+/// Loads keys 0, 10, …, 90 into table `t`: `a = key`, `b = b`, `s = "<prefix><key>"`.
+fn load_rows<M: Default + Send + Sync>(db: &Database<M>, t: TableId, b: i64, prefix: &str) {
     let mut scratch = Vec::new();
     for k in (0..100).step_by(10) {
         db.table(t)
             .load(k, &mut scratch, |r| {
                 r.set_int(A, k as i64);
-                r.set_int(B, 0);
-                r.set_str(S, format!("k{k}").as_bytes())
+                r.set_int(B, b);
+                r.set_str(S, format!("{prefix}{k}").as_bytes())
             })
             .unwrap();
     }
-    db
 }
 
 /// Table 1 of [`read_only_db`]: read-only once loaded ([`TableSpec::read_only`]), ordered, with
@@ -54,17 +59,23 @@ pub fn read_only_db<M: Default + Send + Sync>() -> Database<M> {
         .create_table(TableSpec::new("ro", schema).ordered(4).read_only())
         .unwrap();
     assert_eq!(t, RO);
-    let mut scratch = Vec::new();
-    for k in (0..100).step_by(10) {
-        db.table(t)
-            .load(k, &mut scratch, |r| {
-                r.set_int(A, k as i64);
-                r.set_int(B, 1);
-                r.set_str(S, format!("r{k}").as_bytes())
-            })
-            .unwrap();
-    }
+    load_rows(&db, t, 1, "r");
     db
+}
+
+/// Reads [`read_only_db`]'s read-only table through `tx` — a present key, an absent one, and a scan
+/// of all of it — asserting what it finds (protocol tests then check that nothing was locked or
+/// tracked).
+pub fn read_the_read_only_table<T: Tx>(tx: &mut T) {
+    assert_eq!(tx.get(RO, 10, ColumnSet::ALL).unwrap().unwrap().int(A), 10);
+    assert!(tx.get(RO, 11, ColumnSet::ALL).unwrap().is_none());
+    let mut n = 0;
+    tx.scan(RO, 0, u64::MAX, ColumnSet::one(A), |_, _| {
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, 10);
 }
 
 /// Opens protocol `P` on [`small_db`].
