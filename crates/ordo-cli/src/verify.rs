@@ -26,7 +26,7 @@ pub struct VerifyArgs {
     /// Seed of the request generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Write each recorded history (dbcop format) to FILE.<protocol>.json.
+    /// Write each recorded history (dbcop format) to FILE.PROTOCOL.json.
     #[arg(long)]
     pub history: Option<PathBuf>,
 }

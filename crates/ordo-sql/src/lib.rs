@@ -23,7 +23,7 @@
 //! | [`exec`]      | INSERT, UPDATE, DELETE, SELECT (aggregates, GROUP BY, ORDER BY, LIMIT, FOR UPDATE) |
 //! | [`session`]   | a session thread: PostgreSQL transaction semantics, PREPARE/EXECUTE        |
 //! | [`error`]     | errors with SQLSTATE, from protocol aborts too                             |
-//! | [`format`]    | result tables as psql and isolationtester print them                       |
+//! | [`format`](mod@format) | result tables as psql and isolationtester print them                       |
 //! | [`spec`]      | isolationtester specs: parser, permutations, runner                        |
 //!
 //! ```

@@ -4,7 +4,7 @@
 //! A transaction of Ordo's interactive API borrows its protocol and worker (`P::Tx<'w>`), so it lives
 //! in a stack frame of the session's thread, and statements arrive over a channel: a [`Session`] handle
 //! sends SQL text, the thread runs it and sends a [`Reply`]. The thread installs a
-//! [`WaitObserver`](ordo::txn::wait::WaitObserver), so whoever drives the session sees from the
+//! [`ordo::txn::wait::WaitObserver`], so whoever drives the session sees from the
 //! protocol itself when a statement is blocked on a lock ([`Session::observer`]).
 //!
 //! Transaction semantics follow PostgreSQL: a statement outside `BEGIN ... COMMIT` runs in its own

@@ -34,13 +34,17 @@ fn ok(s: &Session, sql: &str) {
     assert_eq!(err(&r), "none", "{sql}: {:?}", r.results);
 }
 
-const PROTOCOLS: [&str; 6] = [
+/// The interactive protocols (the same list the spec runner uses, `tests/specs.rs`).
+const PROTOCOLS: [&str; 9] = [
     "nocc",
     "2pl-nowait",
     "2pl-waitdie",
     "2pl-detect",
     "2pl-table",
     "silo",
+    "rc",
+    "si",
+    "ssi",
 ];
 
 #[test]
