@@ -468,9 +468,9 @@ impl SsiShared {
     }
 
     /// Suspends a committed transaction `t` (commit timestamp `cts`) of worker `mine` that holds
-    /// `sireads` point SIREAD locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3) the retained
-    /// transactions of `mine` that no running transaction overlaps any more (committed at or before
-    /// `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
+    /// `sireads` point SIREAD locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3)
+    /// the retained transactions of `mine` that no running transaction overlaps any more (committed
+    /// at or before `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
     /// those of the other workers. A `t` the horizon already passed is released at once, without
     /// the queue, when the queue is empty (and the worker not sweeping). One lock of the worker's queue does both: releasing under it
     /// cannot deadlock, as nobody takes a queue lock while holding a record's or a table's mutex,
