@@ -722,9 +722,15 @@ mod tests {
     /// `T_in → P → T_out` with `T_in` running. `T_out` has no out-conflict, so it commits without
     /// the latch, and it is caught between taking its timestamp and publishing it while `P` checks
     /// under the latch. `T_out` committed first, so `P` is a dangerous pivot and must abort; reading
-    /// `T_out` as still running, `P` would commit (and record no `out_first`).
+    /// `T_out` as still running, `P` would commit (and record no `out_first`). Both latch-free
+    /// paths: `T_out` with tracked reads (under its own mutex) and without (no mutex at all).
     #[test]
     fn a_t_out_committing_without_the_latch_is_seen_by_the_pivot() {
+        t_out_committing_without_the_latch(true);
+        t_out_committing_without_the_latch(false);
+    }
+
+    fn t_out_committing_without_the_latch(t_out_tracked: bool) {
         let pool = Pool::default();
         let (mut a, mut b, mut c) = (VecDeque::new(), VecDeque::new(), VecDeque::new());
         let t_in = pool.record(&mut a, 1);
@@ -742,7 +748,7 @@ mod tests {
         let taken = Barrier::new(2);
         let (out, pivot) = std::thread::scope(|s| {
             let out = s.spawn(|| {
-                ssi.commit(t_out, true, || {
+                ssi.commit(t_out, t_out_tracked, || {
                     let t = clock.fetch_add(1, Ordering::SeqCst) + 1;
                     taken.wait();
                     // Published late: the pivot checks meanwhile.
@@ -760,7 +766,33 @@ mod tests {
         assert_eq!(
             pivot.map_err(|a| a.reason),
             Err(AbortReason::Unsafe),
-            "the pivot sees T_out committed before it"
+            "the pivot sees T_out committed before it (T_out tracked: {t_out_tracked})"
         );
+    }
+
+    /// A transaction without tracked reads that another's markConflict doomed first aborts at its
+    /// commit (the compare-and-swap sees DOOMED), and one that got to COMMITTING first can no
+    /// longer be doomed.
+    #[test]
+    fn an_untracked_commit_and_a_doom_settle_by_compare_and_swap() {
+        let pool = Pool::default();
+        let (mut a, mut b) = (VecDeque::new(), VecDeque::new());
+        let ssi = SsiShared::new(1);
+        let doomed = pool.record(&mut a, 1);
+        doomed.handle().doom();
+        assert_eq!(
+            ssi.commit(doomed, false, || 5).map_err(|a| a.reason),
+            Err(AbortReason::Unsafe)
+        );
+        let first = pool.record(&mut b, 2);
+        let h = first.handle();
+        assert_eq!(
+            ssi.commit(first, false, || {
+                h.doom(); // too late: it is COMMITTING
+                6
+            }),
+            Ok(6)
+        );
+        assert_eq!(h.state(), Some((COMMITTED, 6)));
     }
 }
