@@ -1,5 +1,5 @@
 //! A spin lock for the few-instruction critical sections of this store (a transaction record's
-//! conflict lists, a worker's retained queue, a record latch).
+//! conflict lists, a worker's retained queue, a record latch, SSI's markConflict/commit latch).
 //!
 //! `parking_lot`'s mutex releases with a compare-and-swap (it must see whether a waiter parked); a
 //! locked instruction also waits for every earlier store of the thread to reach the cache, so on the

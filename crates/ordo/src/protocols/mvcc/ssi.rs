@@ -80,45 +80,8 @@ use crate::txn::{Abort, AbortReason, TxResult};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// A spin latch for the few instructions of markConflict and the commit check: a parking mutex would
-/// put a committer to sleep (a system call) whenever two commits meet, which at these rates costs more
-/// than the critical section many times over.
-#[derive(Debug, Default)]
-struct SpinLatch(AtomicBool);
-
-struct SpinGuard<'a>(&'a SpinLatch);
-
-impl SpinLatch {
-    #[inline]
-    fn lock(&self) -> SpinGuard<'_> {
-        let mut spins = 0u32;
-        while self
-            .0
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.0.load(Ordering::Relaxed) {
-                spins += 1;
-                if spins < 100 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
-        SpinGuard(self)
-    }
-}
-
-impl Drop for SpinGuard<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.0 .0.store(false, Ordering::Release);
-    }
-}
 
 /// A range SIREAD lock: the owner read every key in `lo..=hi` of a table (and saw which were absent).
 #[derive(Debug)]
@@ -138,8 +101,10 @@ struct Ranges {
 /// SSI state shared by all transactions of a protocol instance.
 #[derive(Debug)]
 pub struct SsiShared {
-    /// Makes markConflict atomic with the commit check (the thesis's "appropriate system latch").
-    latch: SpinLatch,
+    /// Makes markConflict atomic with the commit check (the thesis's "appropriate system latch"): a
+    /// spin lock, as a parking mutex would put a committer to sleep (a system call) whenever two
+    /// commits meet, which at these rates costs more than the critical section many times over.
+    latch: SpinMutex<()>,
     ranges: Box<[Ranges]>,
     /// Every worker's [`Retained`] queue (for the occasional sweep and the statistics).
     workers: RwLock<Vec<Arc<Retained>>>,
@@ -250,7 +215,7 @@ fn alive(s: Option<(u8, u64)>) -> Option<(u8, u64)> {
 impl SsiShared {
     pub fn new(tables: usize) -> Self {
         SsiShared {
-            latch: SpinLatch::default(),
+            latch: SpinMutex::new(()),
             ranges: (0..tables).map(|_| Ranges::default()).collect(),
             workers: RwLock::new(Vec::new()),
         }
