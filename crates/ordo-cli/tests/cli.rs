@@ -71,6 +71,35 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "tatp", "--subscribers", "0"],
         vec!["bench", "-w", "tatp", "--subscribers", "-5"],
         vec!["bench", "-w", "tatp", "--items", "10"],
+        vec![
+            "bench",
+            "-w",
+            "vll-micro",
+            "--remote-wait",
+            "-1",
+            "--partitions",
+            "2",
+        ],
+        vec![
+            "bench",
+            "-w",
+            "vll-micro",
+            "--remote-wait",
+            "nan",
+            "--partitions",
+            "2",
+        ],
+        vec![
+            "bench",
+            "-w",
+            "vll-micro",
+            "--remote-wait",
+            "2000000",
+            "--partitions",
+            "2",
+        ],
+        vec!["bench", "-w", "vll-micro", "--remote-wait", "50"],
+        vec!["bench", "-w", "ycsb", "--remote-wait", "50"],
     ];
     for mut args in cases {
         if args[0] == "bench" {

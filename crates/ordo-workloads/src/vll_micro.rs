@@ -13,6 +13,13 @@
 //!   single-partition transaction draws all 10 records from one home partition; a **multi-partition**
 //!   one (`multi_partition_pct` percent of them) draws 1 hot + 4 cold at its home partition and 1 hot
 //!   + 4 cold at one other partition.
+//! * **Remote reads** (`remote_wait_us`): in the paper's partition-per-core deployment (Fig. 9) a
+//!   multi-partition transaction reads its records at the other partition by message, and waits for
+//!   the reply holding whatever it holds. Here partitions share memory, so that wait is simulated: a
+//!   multi-partition transaction sleeps `remote_wait_us` microseconds (at least; the OS adds its timer
+//!   slack, tens of µs) once per attempt, just before its first access at the other partition. The
+//!   sleep happens while the transaction runs under its protocol (holding locks, partitions, …), and
+//!   leaves the core free for other threads, as a wait for the network would.
 //!
 //! Invariant: every committed transaction adds exactly 10 to the sum of the values, so the sum is a
 //! multiple of 10 ([`Workload::check`]).
@@ -51,6 +58,8 @@ pub struct VllMicroConfig {
     /// parameters, the name of the `--multi-partition` option that sweeps it).
     #[serde(rename = "multi_partition")]
     pub multi_partition_pct: f64,
+    /// Simulated remote-read round trip of a multi-partition transaction, in µs (0: none).
+    pub remote_wait_us: f64,
 }
 
 impl Default for VllMicroConfig {
@@ -61,9 +70,13 @@ impl Default for VllMicroConfig {
             long: false,
             partitions: 1,
             multi_partition_pct: 0.0,
+            remote_wait_us: 0.0,
         }
     }
 }
+
+/// Longest simulated remote-read round trip accepted (one second).
+pub const MAX_REMOTE_WAIT_US: f64 = 1_000_000.0;
 
 impl VllMicroConfig {
     /// Hot records per partition.
@@ -92,6 +105,15 @@ impl VllMicroConfig {
         if self.multi_partition_pct > 0.0 && self.partitions < 2 {
             return Err("--multi-partition needs at least 2 --partitions".into());
         }
+        if !(0.0..=MAX_REMOTE_WAIT_US).contains(&self.remote_wait_us) {
+            return Err(format!(
+                "--remote-wait must be a number of microseconds in [0, {MAX_REMOTE_WAIT_US}], got {}",
+                self.remote_wait_us
+            ));
+        }
+        if self.remote_wait_us > 0.0 && self.partitions < 2 {
+            return Err("--remote-wait needs at least 2 --partitions".into());
+        }
         let need = self.hot() + PER_TXN as u64;
         if self.per_partition() < need {
             return Err(format!(
@@ -109,12 +131,14 @@ impl VllMicroConfig {
 /// The micro-benchmark.
 pub struct VllMicro {
     cfg: VllMicroConfig,
+    remote_wait: std::time::Duration,
 }
 
 impl VllMicro {
     pub fn new(cfg: VllMicroConfig) -> Result<Self, String> {
         cfg.validate()?;
-        Ok(VllMicro { cfg })
+        let remote_wait = std::time::Duration::from_secs_f64(cfg.remote_wait_us / 1e6);
+        Ok(VllMicro { cfg, remote_wait })
     }
     pub fn config(&self) -> &VllMicroConfig {
         &self.cfg
@@ -140,6 +164,10 @@ pub struct MicroTxn {
     /// Partitions touched (home first).
     pub partitions: Vec<u32>,
     long: bool,
+    /// The piece before which the simulated remote-read round trip happens (multi-partition
+    /// transactions with a remote wait: the first piece at the other partition).
+    pub remote_piece: Option<usize>,
+    remote_wait: std::time::Duration,
 }
 
 /// The long transactions' CPU work on one value.
@@ -170,6 +198,11 @@ impl Program for MicroTxn {
     }
     fn depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
+        if self.remote_piece == Some(piece) {
+            // The remote-read round trip (see the module docs): once per attempt, since every
+            // attempt runs the pieces from the first.
+            std::thread::sleep(self.remote_wait);
+        }
         let long = self.long;
         tx.update(RECORDS, self.keys[piece], ColumnSet::one(VALUE), |r| {
             let v = r.int(VALUE);
@@ -242,6 +275,8 @@ impl Workload for VllMicro {
             keys: Vec::with_capacity(PER_TXN),
             partitions: Vec::with_capacity(2),
             long: self.cfg.long,
+            remote_piece: None,
+            remote_wait: self.remote_wait,
         }
     }
     fn next(&self, g: &mut MicroGen, p: &mut MicroTxn) {
@@ -260,6 +295,12 @@ impl Workload for VllMicro {
             self.draw(&mut g.rng, home, 1, PER_TXN - 1, &mut p.keys);
         }
         p.keys.shuffle(&mut g.rng);
+        p.remote_piece = None;
+        p.remote_wait = self.remote_wait;
+        if multi && !self.remote_wait.is_zero() {
+            let home = p.partitions[0];
+            p.remote_piece = p.keys.iter().position(|&k| self.partition_of(k) != home);
+        }
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
         let t = db.table(RECORDS);
@@ -338,6 +379,25 @@ mod tests {
                 ci: 0.0001,
                 ..ok.clone()
             },
+            VllMicroConfig {
+                partitions: 2,
+                remote_wait_us: -1.0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                partitions: 2,
+                remote_wait_us: f64::NAN,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                partitions: 2,
+                remote_wait_us: MAX_REMOTE_WAIT_US * 2.0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                remote_wait_us: 50.0,
+                ..ok.clone()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?} should be rejected");
         }
@@ -382,6 +442,69 @@ mod tests {
                 assert_eq!(multi, 0);
             }
         }
+    }
+
+    #[test]
+    fn a_multi_partition_transaction_waits_before_its_first_remote_access() {
+        let w = micro(VllMicroConfig {
+            records: 40_000,
+            ci: 0.01,
+            partitions: 4,
+            multi_partition_pct: 50.0,
+            remote_wait_us: 1_000.0,
+            ..Default::default()
+        });
+        let (mut g, mut p) = (w.generator(0, 5), w.program());
+        let mut waits = 0;
+        for _ in 0..500 {
+            w.next(&mut g, &mut p);
+            let home = p.partitions[0];
+            let first_remote = p.keys.iter().position(|&k| w.partition_of(k) != home);
+            if p.partitions.len() > 1 {
+                assert!(first_remote.is_some());
+                assert_eq!(p.remote_piece, first_remote, "{p:?}");
+                waits += 1;
+            } else {
+                assert_eq!(p.remote_piece, None, "single-partition: no remote read");
+            }
+        }
+        assert!(waits > 0);
+        // No wait configured: never.
+        let w0 = micro(VllMicroConfig {
+            remote_wait_us: 0.0,
+            ..w.config().clone()
+        });
+        for _ in 0..100 {
+            w0.next(&mut g, &mut p);
+            assert_eq!(p.remote_piece, None);
+        }
+    }
+
+    #[test]
+    fn every_attempt_of_a_multi_partition_transaction_pays_the_round_trip() {
+        // A lower bound only: sleeping guarantees at least the wait.
+        let w = micro(VllMicroConfig {
+            records: 4_000,
+            ci: 0.1,
+            partitions: 2,
+            multi_partition_pct: 100.0,
+            remote_wait_us: 2_000.0,
+            ..Default::default()
+        });
+        let mut db = Database::new();
+        w.load(&mut db).unwrap();
+        let p = NoCC::open(db, &Default::default());
+        let mut worker = p.worker(0, false);
+        let (mut g, mut prog) = (w.generator(0, 9), w.program());
+        w.next(&mut g, &mut prog);
+        let start = std::time::Instant::now();
+        for _ in 0..3 {
+            // The same transaction run three times, as three attempts would be.
+            let v = run_checked(&mut prog, p.begin(&mut worker)).unwrap();
+            assert!(v.is_empty(), "{v:#?}");
+        }
+        assert!(start.elapsed() >= std::time::Duration::from_micros(6_000));
+        w.check(p.db()).unwrap();
     }
 
     #[test]

@@ -35,6 +35,8 @@ impl Axis {
             "hot-rows" => "hot rows".into(),
             "read-ratio" => "fraction of reads".into(),
             "warehouses" => "warehouses".into(),
+            "ci" => "contention index".into(),
+            "multi-partition" => "% multi-partition transactions".into(),
             other => other.replace(['-', '_'], " "),
         }
     }

@@ -25,6 +25,15 @@ pub struct VllMicroArgs {
     /// vll-micro: number of records.
     #[arg(long)]
     pub records: Option<u64>,
+    /// vll-micro: simulated remote-read round trip, in microseconds: a multi-partition transaction
+    /// sleeps this long once, before its first access at the other partition (the paper's network
+    /// wait behind Fig. 9; 0 = none).
+    #[arg(
+        long = "remote-wait",
+        allow_negative_numbers = true,
+        value_name = "MICROS"
+    )]
+    pub remote_wait: Option<f64>,
 }
 
 /// Defaults: the paper's setup for benchmarks; a small, contended table for verification.
@@ -104,6 +113,7 @@ impl VllMicroArgs {
             (self.multi_partition.is_some(), "--multi-partition"),
             (self.partitions.is_some(), "--partitions"),
             (self.records.is_some(), "--records"),
+            (self.remote_wait.is_some(), "--remote-wait"),
         ]
         .into_iter()
         .find_map(|(set, name)| set.then_some(name))
@@ -154,6 +164,7 @@ impl VllMicroArgs {
             long: self.long || d.long,
             partitions: self.partitions.unwrap_or(d.partitions),
             multi_partition_pct,
+            remote_wait_us: self.remote_wait.unwrap_or(d.remote_wait_us),
         };
         VllMicro::new(cfg).map_err(UsageError)
     }
@@ -227,6 +238,17 @@ mod tests {
                 "{bad}"
             );
         }
+        // A simulated remote wait rides along every point of the sweep.
+        let waiting = VllMicroArgs {
+            remote_wait: Some(250.0),
+            ..a.clone()
+        };
+        assert!(waiting.sweep().unwrap().iter().all(|(_, a)| a
+            .build(Purpose::Bench)
+            .unwrap()
+            .config()
+            .remote_wait_us
+            == 250.0));
         let both = VllMicroArgs {
             ci: Some("0.1,1".into()),
             multi_partition: Some("0,50".into()),
