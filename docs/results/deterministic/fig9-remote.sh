@@ -18,3 +18,4 @@ for ci in 0.001 0.1; do
     --json "$OUT/fig9-remote-ci$ci.json" > "$OUT/fig9-remote-ci$ci.txt"
 done
 "$ORDO" report "$OUT"/fig9-remote-ci*.json -o "$OUT/fig9-remote"
+"$ORDO" report "$OUT"/fig9-remote-ci*.json -o "$OUT/fig9-remote-relative" --relative nocc

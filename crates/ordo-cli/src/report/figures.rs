@@ -72,6 +72,8 @@ pub struct Figure {
     pub lines: Vec<Line>,
     /// The files its rows came from.
     pub sources: Vec<String>,
+    /// Throughput is shown as a multiple of this protocol's at the same x ([`relative_to`]).
+    pub relative: Option<String>,
 }
 
 /// Flattens nested objects into dotted names: `{"hot": {"rows": 10}}` → `hot.rows = 10`.
@@ -163,6 +165,7 @@ pub fn group(rows: &[Row]) -> Vec<Figure> {
                     fixed,
                     lines: Vec::new(),
                     sources: Vec::new(),
+                    relative: None,
                 });
                 figures.len() - 1
             }
@@ -205,6 +208,38 @@ pub fn group(rows: &[Row]) -> Vec<Figure> {
         }
     }
     figures
+}
+
+/// Shows throughput as a multiple of protocol `base`'s at the same x, in every figure that has a line
+/// for `base` (others stay absolute); a point where `base` has no throughput is dropped. Returns how
+/// many figures changed. This is how the papers state overheads ("VLL: 10.2% below no locking"), and
+/// the fair way to read a run on a machine whose speed drifts: every point divides by a run of the
+/// same invocation.
+pub fn relative_to(figures: &mut [Figure], base: &str) -> usize {
+    let mut changed = 0;
+    for f in figures.iter_mut() {
+        let Some(b) = f.lines.iter().find(|l| l.protocol == base) else {
+            continue;
+        };
+        let of_base: Vec<(f64, f64)> = b
+            .points
+            .iter()
+            .map(|p| (p.x, p.committed_per_sec))
+            .collect();
+        for line in &mut f.lines {
+            line.points
+                .retain_mut(|p| match of_base.iter().find(|(x, _)| *x == p.x) {
+                    Some(&(_, t)) if t > 0.0 => {
+                        p.committed_per_sec /= t;
+                        true
+                    }
+                    _ => false,
+                });
+        }
+        f.relative = Some(base.to_string());
+        changed += 1;
+    }
+    changed
 }
 
 /// Every protocol in the figures, in order of first appearance (so each keeps one colour).
@@ -297,6 +332,46 @@ mod tests {
             .fixed
             .contains(&("workload.hot.per_txn".into(), "1".into())));
         assert!(!figs[0].fixed.iter().any(|(k, _)| k == "workload.hot.rows"));
+    }
+
+    #[test]
+    fn relative_throughput_divides_by_the_base_at_each_point() {
+        let mut other = row("silo", 1, None, 10.0);
+        other = other.replace(r#""seconds": 1.0"#, r#""seconds": 2.0"#);
+        let mut figs = group(&rows(&[
+            row("nocc", 1, Some(("theta", 0.0)), 40.0),
+            row("silo", 1, Some(("theta", 0.0)), 30.0),
+            row("nocc", 1, Some(("theta", 0.9)), 20.0),
+            row("silo", 1, Some(("theta", 0.9)), 5.0),
+            row("silo", 1, Some(("theta", 0.5)), 7.0),
+            other,
+        ]));
+        assert_eq!(figs.len(), 2);
+        assert_eq!(
+            relative_to(&mut figs, "nocc"),
+            1,
+            "the figure without nocc stays absolute"
+        );
+        let f = &figs[0];
+        assert_eq!(f.relative.as_deref(), Some("nocc"));
+        let silo: Vec<(f64, f64)> = f.lines[1]
+            .points
+            .iter()
+            .map(|p| (p.x, p.committed_per_sec))
+            .collect();
+        assert_eq!(
+            silo,
+            [(0.0, 0.75), (0.9, 0.25)],
+            "θ = 0.5 has no nocc run: dropped"
+        );
+        assert!(f.lines[0].points.iter().all(|p| p.committed_per_sec == 1.0));
+        assert_eq!(
+            f.lines[1].points[0].aborts_per_commit, 0.25,
+            "aborts untouched"
+        );
+        assert_eq!(figs[1].relative, None);
+        assert_eq!(figs[1].lines[0].points[0].committed_per_sec, 10.0);
+        assert_eq!(relative_to(&mut figs, "2pl-nowait"), 0);
     }
 
     #[test]

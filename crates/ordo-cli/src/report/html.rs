@@ -69,8 +69,12 @@ fn data_table(f: &Figure, colour_of: &dyn Fn(&str) -> usize) -> String {
         .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
+    let what = match &f.relative {
+        None => "txn/s".to_string(),
+        Some(base) => format!("× {}'s txn/s", esc(base)),
+    };
     let mut h = format!(
-        "<table>\n<tr><th>txn/s (aborts/commit) at {} =</th>",
+        "<table>\n<tr><th>{what} (aborts/commit) at {} =</th>",
         esc(f.axis.name())
     );
     for x in &xs {
@@ -88,7 +92,7 @@ fn data_table(f: &Figure, colour_of: &dyn Fn(&str) -> usize) -> String {
         );
         for x in &xs {
             h += &match l.points.iter().find(|p| p.x == *x) {
-                Some(p) => cell(p),
+                Some(p) => cell(p, f.relative.is_some()),
                 None => "<td></td>".into(),
             };
         }
@@ -97,14 +101,15 @@ fn data_table(f: &Figure, colour_of: &dyn Fn(&str) -> usize) -> String {
     h + "</table>\n"
 }
 
-fn cell(p: &Point) -> String {
+fn cell(p: &Point, relative: bool) -> String {
     let avg = if p.rows > 1 {
         format!(" <small>mean of {}</small>", p.rows)
     } else {
         String::new()
     };
+    let digits = if relative { 3 } else { 0 };
     format!(
-        "<td>{:.0} ({:.4}){avg}</td>",
+        "<td>{:.digits$} ({:.4}){avg}</td>",
         p.committed_per_sec, p.aborts_per_commit
     )
 }

@@ -24,10 +24,22 @@ pub struct ReportArgs {
     /// Directory to write the SVG figures and index.html into (created if missing).
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: PathBuf,
+    /// Plot throughput as a multiple of this protocol's at the same point (e.g. `nocc`: the papers'
+    /// "overhead against no locking"), in every figure that has a line for it.
+    #[arg(long, value_name = "PROTOCOL")]
+    pub relative: Option<String>,
 }
 
 /// The figure's title: workload, what varies, and what is fixed along it.
 fn title(f: &Figure) -> String {
+    let base = title_of(f);
+    match &f.relative {
+        None => base,
+        Some(p) => format!("{base}, relative to {p}"),
+    }
+}
+
+fn title_of(f: &Figure) -> String {
     match &f.axis {
         Axis::Threads => format!("{}: scaling with threads", f.workload),
         Axis::Param(_) => {
@@ -70,7 +82,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, UsageError> {
     for path in &args.files {
         rows.extend(input::read(path)?);
     }
-    let figures = figures::group(&rows);
+    let mut figures = figures::group(&rows);
+    if let Some(base) = &args.relative {
+        if figures::relative_to(&mut figures, base) == 0 {
+            return Err(UsageError(format!(
+                "--relative {base}: no figure has a line for protocol `{base}`"
+            )));
+        }
+    }
     let protocols = figures::protocols(&figures);
     let colour_of = |p: &str| protocols.iter().position(|q| q == p).unwrap_or(0);
     std::fs::create_dir_all(&args.out)

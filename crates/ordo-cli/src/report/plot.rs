@@ -36,22 +36,34 @@ pub fn colour(index: usize) -> RGBColor {
 
 /// One of the two plotted metrics.
 struct Metric {
-    caption: &'static str,
+    caption: String,
     value: fn(&Point) -> f64,
     format: fn(f64) -> String,
 }
 
-const THROUGHPUT: Metric = Metric {
-    caption: "committed txn/s",
-    value: |p| p.committed_per_sec,
-    format: si,
-};
+/// Throughput: txn/s, or a multiple of the figure's base protocol's ([`Figure::relative`]).
+fn throughput(figure: &Figure) -> Metric {
+    match &figure.relative {
+        None => Metric {
+            caption: "committed txn/s".into(),
+            value: |p| p.committed_per_sec,
+            format: si,
+        },
+        Some(base) => Metric {
+            caption: format!("committed txn/s ÷ {base}'s"),
+            value: |p| p.committed_per_sec,
+            format: short,
+        },
+    }
+}
 
-const ABORTS: Metric = Metric {
-    caption: "aborts per commit",
-    value: |p| p.aborts_per_commit,
-    format: short,
-};
+fn aborts() -> Metric {
+    Metric {
+        caption: "aborts per commit".into(),
+        value: |p| p.aborts_per_commit,
+        format: short,
+    }
+}
 
 /// 1234567 → "1.23M", 52000 → "52k".
 fn si(v: f64) -> String {
@@ -132,10 +144,17 @@ fn draw(
             figure,
             range.clone(),
             (integers, ticks),
-            &THROUGHPUT,
+            &throughput(figure),
             colour_of,
         )?;
-        panel(&right, figure, range, (integers, ticks), &ABORTS, colour_of)?;
+        panel(
+            &right,
+            figure,
+            range,
+            (integers, ticks),
+            &aborts(),
+            colour_of,
+        )?;
     } else {
         let pad = if hi > lo { (hi - lo) * 0.05 } else { 0.5 };
         let range = (lo - pad)..(hi + pad);
@@ -144,10 +163,17 @@ fn draw(
             figure,
             range.clone(),
             (integers, ticks),
-            &THROUGHPUT,
+            &throughput(figure),
             colour_of,
         )?;
-        panel(&right, figure, range, (integers, ticks), &ABORTS, colour_of)?;
+        panel(
+            &right,
+            figure,
+            range,
+            (integers, ticks),
+            &aborts(),
+            colour_of,
+        )?;
     }
     legend_box(&legend, figure, colour_of)?;
     Ok(())
@@ -189,7 +215,7 @@ where
         .light_line_style(TRANSPARENT)
         .x_labels(ticks)
         .x_desc(figure.axis.label())
-        .y_desc(metric.caption)
+        .y_desc(metric.caption.as_str())
         .x_label_formatter(&x_format)
         .y_label_formatter(&y_format)
         .axis_desc_style(("sans-serif", 15))
