@@ -136,47 +136,43 @@ fn draw(
     } else {
         10
     };
+    let axis = (integers, ticks);
     // Widely spread positive values (hot rows 10..10000) read best on a log axis.
     if lo > 0.0 && hi / lo >= 100.0 {
         let range = (lo / 1.3..hi * 1.3).log_scale();
-        panel(
-            &left,
-            figure,
-            range.clone(),
-            (integers, ticks),
-            &throughput(figure),
-            colour_of,
-        )?;
-        panel(
-            &right,
-            figure,
-            range,
-            (integers, ticks),
-            &aborts(),
-            colour_of,
-        )?;
+        panels((&left, &right), figure, range, axis, colour_of)?;
     } else {
         let pad = if hi > lo { (hi - lo) * 0.05 } else { 0.5 };
-        let range = (lo - pad)..(hi + pad);
-        panel(
-            &left,
+        panels(
+            (&left, &right),
             figure,
-            range.clone(),
-            (integers, ticks),
-            &throughput(figure),
-            colour_of,
-        )?;
-        panel(
-            &right,
-            figure,
-            range,
-            (integers, ticks),
-            &aborts(),
+            (lo - pad)..(hi + pad),
+            axis,
             colour_of,
         )?;
     }
     legend_box(&legend, figure, colour_of)?;
     Ok(())
+}
+
+/// Throughput on the left, aborts per commit on the right, over the same x range.
+fn panels<X>(
+    (left, right): (
+        &DrawingArea<SVGBackend<'_>, Shift>,
+        &DrawingArea<SVGBackend<'_>, Shift>,
+    ),
+    figure: &Figure,
+    x_range: X,
+    axis: (bool, usize),
+    colour_of: &dyn Fn(&str) -> usize,
+) -> Fallible
+where
+    X: AsRangedCoord<Value = f64> + Clone,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    let tp = throughput(figure);
+    panel(left, figure, x_range.clone(), axis, &tp, colour_of)?;
+    panel(right, figure, x_range, axis, &aborts(), colour_of)
 }
 
 fn panel<X>(
