@@ -27,7 +27,7 @@ fn list_names_every_protocol_and_workload() {
 #[test]
 fn bad_input_gets_one_line_and_exit_code_2() {
     let small = ["--seconds", "0.1", "--warmup", "0"];
-    let cases: Vec<Vec<&str>> = vec![
+    let mut cases: Vec<Vec<&str>> = vec![
         vec!["bench", "-p", "nosuch"],
         vec!["bench", "-w", "nosuch"],
         vec!["bench", "-t", "0"],
@@ -71,36 +71,19 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "tatp", "--subscribers", "0"],
         vec!["bench", "-w", "tatp", "--subscribers", "-5"],
         vec!["bench", "-w", "tatp", "--items", "10"],
-        vec![
-            "bench",
-            "-w",
-            "vll-micro",
-            "--remote-wait",
-            "-1",
-            "--partitions",
-            "2",
-        ],
-        vec![
-            "bench",
-            "-w",
-            "vll-micro",
-            "--remote-wait",
-            "nan",
-            "--partitions",
-            "2",
-        ],
-        vec![
-            "bench",
-            "-w",
-            "vll-micro",
-            "--remote-wait",
-            "2000000",
-            "--partitions",
-            "2",
-        ],
         vec!["bench", "-w", "vll-micro", "--remote-wait", "50"],
         vec!["bench", "-w", "ycsb", "--remote-wait", "50"],
     ];
+    for wait in ["-1", "nan", "2000000"] {
+        let two = ["--partitions", "2"];
+        cases.push(
+            [
+                &["bench", "-w", "vll-micro", "--remote-wait", wait][..],
+                &two,
+            ]
+            .concat(),
+        );
+    }
     for mut args in cases {
         if args[0] == "bench" {
             args.extend(small);
