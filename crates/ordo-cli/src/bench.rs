@@ -9,7 +9,7 @@ use crate::workloads::{Purpose, SweepPoint, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
-use ordo::protocols::{self, Protocol, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
 use ordo::txn::AbortReason;
 use serde_json::json;
 use std::path::PathBuf;
@@ -224,7 +224,16 @@ fn run_all<W: ordo::harness::Workload>(
             // The consistency check runs after every repetition; report the first failure.
             let broken = reps.iter().find_map(|r| r.invariants.as_ref().err());
             if let Some(e) = broken {
-                println!("    consistency check failed: {e}");
+                // Only a serializable protocol promises the workload's invariants (and fails the run).
+                let why = match info.isolation {
+                    Isolation::Serializable => "a serializable protocol broke an invariant",
+                    Isolation::SnapshotIsolation => {
+                        "allowed: snapshot isolation is not serializable"
+                    }
+                    Isolation::ReadCommitted => "allowed: read committed is not serializable",
+                    Isolation::None => "expected: this protocol promises no isolation",
+                };
+                println!("    consistency check failed ({why}): {e}");
             }
             let aborts: serde_json::Map<String, serde_json::Value> = AbortReason::ALL
                 .iter()
