@@ -99,6 +99,7 @@ fn nocc_histories_show_cycles() {
         AnomalyKind::G1c,
         AnomalyKind::GSingle,
         AnomalyKind::G2Item,
+        AnomalyKind::G2,
     ];
     assert!(
         cycles.iter().any(|k| v.report.has(*k)),

@@ -79,6 +79,7 @@ fn nocc_breaks<W: Workload>(w: &W, txns: u64) -> Vec<String> {
         AnomalyKind::G1c,
         AnomalyKind::GSingle,
         AnomalyKind::G2Item,
+        AnomalyKind::G2,
     ];
     let mut seen = Vec::new();
     for seed in 0..40 {

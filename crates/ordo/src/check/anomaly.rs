@@ -19,9 +19,11 @@
 //!   restricted to the component's nodes, so cost is linear in the history
 //!   plus, for G-single, `O((V + E) * ceil(B / 64))` per component, where `B`
 //!   is the number of distinct `rw` targets in it (bit-parallel reachability).
-//! * **G2** (predicate anti-dependency cycles) needs predicate reads, which
-//!   the history format does not record; item-level cycles are reported as
-//!   G2-item. [`AnomalyKind::G2`] is never reported.
+//!   * **G2** — a cycle with two or more anti-dependencies of which at least one
+//!     is a predicate's (`prw`: a scan missed an insert, see [`super::graph`])
+//!     and no cycle of item edges only closes through the component's item
+//!     anti-dependencies. A cycle with exactly one anti-dependency is G-single
+//!     whether that one is an item's or a predicate's.
 //! * **version-fork**: two committed writers claim to replace the same
 //!   version. Not an isolation anomaly but a broken engine invariant.
 
@@ -49,7 +51,7 @@ pub enum AnomalyKind {
     GSingle,
     /// Cycle with two or more rw edges (item level).
     G2Item,
-    /// Predicate-level G2 (never reported: predicates are not recorded).
+    /// Cycle with two or more anti-dependencies, at least one a predicate's (a phantom).
     G2,
     /// Two committed writers replaced the same version.
     VersionFork,
@@ -205,7 +207,9 @@ struct SccGraph {
     wwr: Csr,
     /// All arcs.
     all: Csr,
-    /// rw arcs `(from, to, edge)`.
+    /// All arcs as `(from, to, edge)`.
+    all_arcs: Vec<(u32, u32, u32)>,
+    /// rw arcs, item and predicate, `(from, to, edge)`.
     rw: Vec<(u32, u32, u32)>,
 }
 
@@ -229,12 +233,13 @@ impl SccGraph {
         };
         let n = comp.len();
         let ww = Csr::new(n, &pick(&|k| k == EdgeKind::WW));
-        let wwr = Csr::new(n, &pick(&|k| k != EdgeKind::RW));
-        let rw = pick(&|k| k == EdgeKind::RW);
+        let wwr = Csr::new(n, &pick(&|k| matches!(k, EdgeKind::WW | EdgeKind::WR)));
+        let rw = pick(&|k| matches!(k, EdgeKind::RW | EdgeKind::PRW));
         Self {
             ww,
             wwr,
             all: Csr::new(n, &all),
+            all_arcs: all,
             rw,
         }
     }
@@ -257,7 +262,25 @@ fn classify_scc(dsg: &Dsg, comp: &[u32], local: &mut [u32]) -> Option<Anomaly> {
     if let Some(c) = single_rw_cycle(&g.wwr, &g.rw) {
         return Some(Anomaly::cycle(AnomalyKind::GSingle, to_witness(c)));
     }
-    // Any cycle now has >= 2 rw edges; close one through an rw arc.
+    // Any cycle now has >= 2 anti-dependencies. Without predicate ones, every cycle is G2-item.
+    // With some, a cycle of item edges alone (found in the component without the `prw` arcs) is still
+    // G2-item; otherwise every cycle goes through a predicate anti-dependency: G2.
+    let predicate = |&(_, _, e): &(u32, u32, u32)| dsg.edges[e as usize].kind == EdgeKind::PRW;
+    if g.rw.iter().any(predicate) {
+        let items: Vec<(u32, u32, u32)> = g
+            .all_arcs
+            .iter()
+            .filter(|a| !predicate(a))
+            .copied()
+            .collect();
+        if let Some(c) = any_cycle(&Csr::new(comp.len(), &items)) {
+            return Some(Anomaly::cycle(AnomalyKind::G2Item, to_witness(c)));
+        }
+        let &(a, b, e) = g.rw.iter().find(|a| predicate(a))?;
+        let mut cycle = vec![e];
+        cycle.extend(bfs_path(&g.all, b, a)?);
+        return Some(Anomaly::cycle(AnomalyKind::G2, to_witness(cycle)));
+    }
     let &(a, b, e) = g.rw.first()?;
     let mut cycle = vec![e];
     cycle.extend(bfs_path(&g.all, b, a)?);

@@ -36,6 +36,8 @@
 //!   `n_transaction` = the longest session, `n_event` = the longest
 //!   transaction (as exported); `info` = `"ordo"`; `start` and `end` are the
 //!   Unix epoch (Ordo records no wall-clock times).
+//! * **scans**: dbcop has no predicate reads, so [`Event::Scan`]s are left out (their item reads
+//!   are exported); a phantom (Adya's G2) is visible to Ordo's checker only.
 //!
 //! As in [`super::check`], records with id [`INITIAL`] and repeated records
 //! of an already seen id are skipped.
@@ -55,7 +57,7 @@ pub fn dbcop_variables(h: &History) -> Vec<ItemKey> {
     let items: BTreeSet<ItemKey> = h
         .txns
         .iter()
-        .flat_map(|t| t.events.iter().map(Event::item))
+        .flat_map(|t| t.events.iter().filter_map(Event::item))
         .collect();
     items.into_iter().collect()
 }
@@ -89,6 +91,7 @@ pub fn to_dbcop_json(h: &History) -> Value {
                 Event::Write { item, .. } => written.insert(*item).then(|| {
                     json!({ "write": true, "variable": var(item), "value": t.id, "success": true })
                 }),
+                Event::Scan { .. } => None,
             }
             })
             .collect();

@@ -10,7 +10,11 @@
 //!    * `ww` — `Wprev -> W`: `W` replaced the nearest committed version below it,
 //!    * `wr` — `W -> R`: `R` read the version `W` wrote,
 //!    * `rw` — `R -> W2`: `R` read a version and `W2` installed the next
-//!      committed version of that item.
+//!      committed version of that item;
+//!    * `prw` — a predicate anti-dependency `R -> W`: `R` scanned a key range and
+//!      saw a key in it as never existing (no slot yet, see [`Event::Scan`]), and
+//!      `W` installed the first committed version of that key — the insert `R`'s
+//!      scan missed.
 //!
 //! Facts found along the way that are not edges — reads of aborted versions
 //! and version forks — are collected for [`super::anomaly`] to report.
@@ -32,6 +36,9 @@ pub enum EdgeKind {
     WR,
     /// Read-write anti-dependency: the writer replaced the version the reader saw.
     RW,
+    /// Predicate anti-dependency: the writer inserted a key into a range the reader scanned
+    /// before the key existed.
+    PRW,
 }
 
 impl fmt::Display for EdgeKind {
@@ -40,6 +47,7 @@ impl fmt::Display for EdgeKind {
             EdgeKind::WW => "ww",
             EdgeKind::WR => "wr",
             EdgeKind::RW => "rw",
+            EdgeKind::PRW => "prw",
         })
     }
 }
@@ -301,17 +309,59 @@ impl Dsg {
             }
         }
 
+        // Items whose version chain starts at INITIAL with some writer: what a scan that saw the
+        // item as never existing may have missed (only needed when the history has scans).
+        let scans = kept
+            .iter()
+            .any(|(r, _)| r.events.iter().any(|e| matches!(e, Event::Scan { .. })));
+        let inserted: std::collections::BTreeSet<ItemKey> = if scans {
+            versions
+                .next
+                .keys()
+                .chain(versions.extra_next.keys())
+                .filter(|&&(_, v)| v == INITIAL)
+                .map(|&(item, _)| item)
+                .collect()
+        } else {
+            Default::default()
+        };
         let mut edges = Vec::new();
         let mut aborted_reads = Vec::new();
         let mut local: Vec<NodeEdge> = Vec::new();
         let mut succ = Vec::new();
+        let mut touched: Vec<ItemKey> = Vec::new();
         for &(rec, status) in &kept {
             let Status::Committed(me) = status else {
                 continue;
             };
             local.clear();
-            for ev in &rec.events {
+            for (i, ev) in rec.events.iter().enumerate() {
                 match *ev {
+                    Event::Scan { table, lo, hi } => {
+                        // What the transaction had read or written by the end of the scan (the scan's
+                        // own reads come before its event): those keys were not "never existing" to it.
+                        touched.clear();
+                        touched.extend(rec.events[..i].iter().filter_map(Event::item));
+                        touched.sort_unstable();
+                        let range = ItemKey::new(table, lo)..=ItemKey::new(table, hi);
+                        for &item in inserted.range(range) {
+                            if touched.binary_search(&item).is_ok() {
+                                continue;
+                            }
+                            succ.clear();
+                            versions.committed_successor_nodes(item, INITIAL, &mut succ);
+                            for &(_, to) in &succ {
+                                if to != me {
+                                    local.push(NodeEdge {
+                                        from: me,
+                                        to,
+                                        kind: EdgeKind::PRW,
+                                        item,
+                                    });
+                                }
+                            }
+                        }
+                    }
                     Event::Write { item, prev, .. } => {
                         if prev == rec.id {
                             continue;

@@ -62,13 +62,21 @@ pub enum Event {
         /// Whether the new version is a tombstone.
         deleted: bool,
     },
+    /// A predicate read: the transaction observed which keys of `table` in `lo..=hi` exist. Every key
+    /// of the range that had a record slot when the scan passed it comes with its own `Read` (present
+    /// or absent, the version seen); a key with neither a `Read` nor a `Write` of this transaction had
+    /// no slot then, so the transaction saw its [`INITIAL`] ("never existed") state, and whoever
+    /// inserts it later follows the scan (a predicate anti-dependency, Adya's G2). A scan that
+    /// stopped early records only the range it walked.
+    Scan { table: u32, lo: u64, hi: u64 },
 }
 
 impl Event {
-    /// The item this event touches.
-    pub fn item(&self) -> ItemKey {
+    /// The item this event touches (`None` for a scan, which covers a range).
+    pub fn item(&self) -> Option<ItemKey> {
         match *self {
-            Event::Read { item, .. } | Event::Write { item, .. } => item,
+            Event::Read { item, .. } | Event::Write { item, .. } => Some(item),
+            Event::Scan { .. } => None,
         }
     }
 }
@@ -130,6 +138,6 @@ mod tests {
         let back: History = serde_json::from_str(&text).expect("deserialize");
         assert_eq!(back.txns.len(), 1);
         assert_eq!(back.txns[0].events, h.txns[0].events);
-        assert_eq!(back.txns[0].events[1].item(), ItemKey::new(0, 1));
+        assert_eq!(back.txns[0].events[1].item(), Some(ItemKey::new(0, 1)));
     }
 }

@@ -19,6 +19,7 @@
 //! | `ww` | write dependency | `Tj` installs the committed version right after `Ti`'s |
 //! | `wr` | read dependency | `Tj` reads the version `Ti` wrote |
 //! | `rw` | anti-dependency | `Ti` reads a version and `Tj` installs the next committed one |
+//! | `prw` | predicate anti-dependency | `Ti` scans a range and sees a key in it as never existing; `Tj` inserts that key (the first committed version) |
 //!
 //! Versions written by aborted transactions are skipped when linking
 //! committed versions. A history is (conflict-)serializable under its version
@@ -34,10 +35,11 @@
 //! | G1b | intermediate read (*not detectable here*, see [`anomaly`]) | PL-2 up |
 //! | G1c | cycle of `ww`/`wr` edges | PL-2 up |
 //! | G-single | cycle with exactly one `rw` edge (lost update, read skew) | snapshot isolation (PL-SI) up |
-//! | G2-item | cycle with two or more `rw` edges (write skew) | PL-2.99 / PL-3 (serializable) |
+//! | G2-item | cycle with two or more `rw` edges (write skew) | PL-2.99 (repeatable read) up |
+//! | G2 | cycle with two or more anti-dependencies, one of them a predicate's (phantom) | PL-3 (serializable) |
 //!
 //! Each strongly connected component of the DSG is reported once, with the
-//! most severe class found in the order G0, G1c, G-single, G2-item and one
+//! most severe class found in the order G0, G1c, G-single, G2-item, G2 and one
 //! concrete witness cycle (see [`Anomaly`]).
 //!
 //! # What to expect from each protocol
@@ -45,8 +47,9 @@
 //! * **Serializable protocols** (2PL, OCC, SSI, ...) must never produce any
 //!   cycle, nor G1a: [`Report::is_serializable`] must hold.
 //! * **Snapshot isolation** may produce G2-item (write skew: two transactions
-//!   each read what the other writes) but never G-single, G1 or G0: first
-//!   committer wins rules out lost updates and snapshots rule out read skew.
+//!   each read what the other writes) and G2 (phantoms: each scans a range
+//!   the other inserts into) but never G-single, G1 or G0: first committer
+//!   wins rules out lost updates and snapshots rule out read skew.
 //! * **No isolation** (`nocc`) may produce anything, including G1a, since its
 //!   aborted writes are not undone.
 //!

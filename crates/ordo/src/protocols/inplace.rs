@@ -214,7 +214,9 @@ impl InPlace {
     }
 
     /// Reads `cols` of the present records with keys in `lo..=hi` of ordered table `t`, in key order,
-    /// recording each read, until `f` returns `false`. (No locking: the caller covers the range.)
+    /// recording each read, until `f` returns `false`. (No locking: the caller covers the range.) The
+    /// history gets the walked range as a predicate read and a read of every slot passed, absent
+    /// ones too (see [`crate::check::Event::Scan`]).
     #[inline]
     pub fn scan<M: Default + Send + Sync>(
         &mut self,
@@ -225,15 +227,19 @@ impl InPlace {
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) {
         self.image(t);
+        let mut end = hi;
         for (key, rid) in t.range(lo, hi) {
             let v = t.version(rid).load(Ordering::Acquire);
             if v & ABSENT != 0 {
+                self.rec.read(t.id(), key, v);
                 continue;
             }
             if !f(key, self.scan_row(t, key, rid, v, cols)) {
+                end = key;
                 break;
             }
         }
+        self.rec.scan(t.id(), lo, end);
     }
 
     /// One row of a scan whose locking the caller does itself: records the read of version `v` of `key`

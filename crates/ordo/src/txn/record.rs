@@ -71,6 +71,14 @@ impl Recorder {
             });
         }
     }
+    /// A scan of `table` that walked `lo..=hi` (see [`Event::Scan`]: every slot it passed in that
+    /// range, present or absent, must also be recorded as a read).
+    #[inline]
+    pub fn scan(&mut self, table: TableId, lo: u64, hi: u64) {
+        if self.enabled && lo <= hi {
+            self.events.push(Event::Scan { table, lo, hi });
+        }
+    }
     /// Ends transaction `id`.
     #[inline]
     pub fn finish(&mut self, id: TxnId, committed: bool) {

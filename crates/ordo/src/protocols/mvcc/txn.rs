@@ -670,15 +670,16 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         let words = t.schema().row_words();
         if t.is_read_only() {
             // No range lock: nothing can be inserted into (or change in) a read-only table.
+            let mut end = hi;
             for (key, rid) in t.range(lo, hi) {
                 let word = self.read_immutable(t, rid, cols);
-                if word & ABSENT == 0 {
-                    self.w.rec.read(table, key, word);
-                    if !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
-                        break;
-                    }
+                self.w.rec.read(table, key, word);
+                if word & ABSENT == 0 && !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
+                    end = key;
+                    break;
                 }
             }
+            self.w.rec.scan(table, lo, end);
             return Ok(());
         }
         if self.tracks_reads() {
@@ -689,6 +690,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             ssi::remember_range(self.me, table);
         }
         let s = self.statement_snapshot();
+        let mut end = hi;
         for (key, rid) in t.range(lo, hi) {
             let keep_going = if let Some(i) = self.find_write(table, key) {
                 match self.own_row(i) {
@@ -700,17 +702,15 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
                 }
             } else {
                 let word = self.read_version(t, rid, s, cols, false)?;
-                if word & ABSENT != 0 {
-                    true
-                } else {
-                    self.w.rec.read(table, key, word);
-                    f(key, RowRef::new(t.schema(), &self.w.buf[..words]))
-                }
+                self.w.rec.read(table, key, word);
+                word & ABSENT != 0 || f(key, RowRef::new(t.schema(), &self.w.buf[..words]))
             };
             if !keep_going {
+                end = key;
                 break;
             }
         }
+        self.w.rec.scan(table, lo, end);
         Ok(())
     }
 

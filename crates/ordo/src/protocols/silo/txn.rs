@@ -174,17 +174,20 @@ impl<'w> SiloTx<'w> {
     ) {
         let words = t.schema().row_words();
         self.read_buf(words);
+        let mut end = hi;
         for (key, rid) in t.range(lo, hi) {
             let version = t.version(rid).load(Ordering::Acquire);
+            self.w.rec.read(t.id(), key, version);
             if version & ABSENT != 0 {
                 continue;
             }
-            self.w.rec.read(t.id(), key, version);
             t.read_into(rid, cols, &mut self.w.buf[..words]);
             if !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
+                end = key;
                 break;
             }
         }
+        self.w.rec.scan(t.id(), lo, end);
     }
 
     #[inline]
@@ -399,11 +402,13 @@ impl Tx for SiloTx<'_> {
         }
         let words = t.schema().row_words();
         self.read_buf(words);
+        let mut end = hi;
         for (key, rid) in t.range(lo, hi) {
             if let Some(i) = self.w.sets.find_write(table, key) {
                 match self.own_row(t, i, cols)? {
                     Some(row) => {
                         if !f(key, row) {
+                            end = key;
                             break;
                         }
                     }
@@ -419,9 +424,11 @@ impl Tx for SiloTx<'_> {
                 continue;
             }
             if !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
+                end = key;
                 break;
             }
         }
+        self.w.rec.scan(table, lo, end);
         Ok(())
     }
 

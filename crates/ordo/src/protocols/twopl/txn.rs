@@ -328,15 +328,18 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
                 continue;
             }
             let Some(k) = key.filter(|&k| k <= hi) else {
+                self.w.exec.rec.scan(table, lo, hi);
                 return Ok(());
             };
             prev = Some(k);
             let v = t.version(rid).load(Ordering::Acquire);
             if v & ABSENT != 0 {
+                self.w.exec.rec.read(table, k, v);
                 continue;
             }
             if !f(k, self.w.exec.scan_row(t, k, rid, v, cols)) {
                 // Stopped early: the range protected ends at this key; no next-key lock needed.
+                self.w.exec.rec.scan(table, lo, k);
                 return Ok(());
             }
         }
