@@ -338,10 +338,16 @@ impl Dsg {
             for (i, ev) in rec.events.iter().enumerate() {
                 match *ev {
                     Event::Scan { table, lo, hi } => {
-                        // What the transaction had read or written by the end of the scan (the scan's
-                        // own reads come before its event): those keys were not "never existing" to it.
+                        // Keys the transaction had read or written by the end of the scan (its reads
+                        // come before its event), and keys it writes at all (protocols that buffer
+                        // writes record them at commit, after the scan that saw them): none of these
+                        // was "never existing" to it.
                         touched.clear();
                         touched.extend(rec.events[..i].iter().filter_map(Event::item));
+                        touched.extend(rec.events[i..].iter().filter_map(|e| match *e {
+                            Event::Write { item, .. } => Some(item),
+                            _ => None,
+                        }));
                         touched.sort_unstable();
                         let range = ItemKey::new(table, lo)..=ItemKey::new(table, hi);
                         for &item in inserted.range(range) {

@@ -64,10 +64,10 @@ pub enum Event {
     },
     /// A predicate read: the transaction observed which keys of `table` in `lo..=hi` exist. Every key
     /// of the range that had a record slot when the scan passed it comes with its own `Read` (present
-    /// or absent, the version seen); a key with neither a `Read` nor a `Write` of this transaction had
-    /// no slot then, so the transaction saw its [`INITIAL`] ("never existed") state, and whoever
-    /// inserts it later follows the scan (a predicate anti-dependency, Adya's G2). A scan that
-    /// stopped early records only the range it walked.
+    /// or absent, the version seen), recorded before this event; a key with neither such a `Read` nor
+    /// any `Write` of this transaction had no slot then, so the transaction saw its [`INITIAL`]
+    /// ("never existed") state, and whoever inserts it follows the scan (a predicate
+    /// anti-dependency, Adya's G2). A scan that stopped early records only the range it walked.
     Scan { table: u32, lo: u64, hi: u64 },
 }
 
