@@ -24,10 +24,99 @@
 //!
 //! Every method is `#[inline]` and generic over the table's per-record state `M`, so each protocol gets
 //! its own monomorphized copy; buffers are cleared, never freed, between transactions.
+//!
+//! The reads are also free functions over a recorder and a buffer ([`locate`], [`get_unlocked`],
+//! [`scan_unlocked`]), for the protocols with an executor of their own (Silo, the multi-version
+//! store) where they read rows in place too: tables that are read-only once loaded.
 
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::Recorder;
 use std::sync::atomic::Ordering;
+
+/// Looks `key` up (at `hint`, the slot a lock already resolved, if given) and records in `rec` the read
+/// of the version word found (a key never indexed reads as the initial absent version). Returns the
+/// slot and word when the record is present.
+#[inline]
+pub fn locate<M: Default + Send + Sync>(
+    t: &Table<M>,
+    key: u64,
+    hint: Option<RowId>,
+    rec: &mut Recorder,
+) -> Option<(RowId, u64)> {
+    let Some(rid) = hint.or_else(|| t.lookup(key)) else {
+        rec.read(t.id(), key, ABSENT);
+        return None;
+    };
+    let v = t.version(rid).load(Ordering::Acquire);
+    rec.read(t.id(), key, v);
+    (v & ABSENT == 0).then_some((rid, v))
+}
+
+/// Makes `buf` one zeroed row image of `t`.
+#[inline]
+fn image_of<M: Default + Send + Sync>(t: &Table<M>, buf: &mut Vec<u64>) {
+    buf.clear();
+    buf.resize(t.schema().row_words(), 0);
+}
+
+/// Makes `buf` at least one row of `t` long (without clearing it: only the columns read are
+/// defined) and returns the row's length in words.
+#[inline]
+fn fit<M: Default + Send + Sync>(t: &Table<M>, buf: &mut Vec<u64>) -> usize {
+    let words = t.schema().row_words();
+    if buf.len() < words {
+        buf.resize(words, 0);
+    }
+    words
+}
+
+/// Point read with no concurrency control of its own (the caller made `key` safe to read, or nothing
+/// writes `t`): [`locate`], then `cols` of the record into `buf`, if it is present.
+#[inline]
+pub fn get_unlocked<'b, M: Default + Send + Sync>(
+    t: &'b Table<M>,
+    key: u64,
+    hint: Option<RowId>,
+    cols: ColumnSet,
+    rec: &mut Recorder,
+    buf: &'b mut Vec<u64>,
+) -> Option<RowRef<'b>> {
+    let (rid, _) = locate(t, key, hint, rec)?;
+    let words = fit(t, buf);
+    t.read_into(rid, cols, &mut buf[..words]);
+    Some(RowRef::new(t.schema(), &buf[..words]))
+}
+
+/// Reads `cols` of the present records with keys in `lo..=hi` of ordered table `t` into `buf`, in key
+/// order, until `f` returns `false`, with no concurrency control of its own (the caller covers the
+/// range, or nothing writes `t`). `rec` gets a read of every slot passed, absent ones too, and the
+/// walked range as a predicate read (see [`crate::check::Event::Scan`]).
+#[inline]
+pub fn scan_unlocked<M: Default + Send + Sync>(
+    t: &Table<M>,
+    lo: u64,
+    hi: u64,
+    cols: ColumnSet,
+    rec: &mut Recorder,
+    buf: &mut Vec<u64>,
+    mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+) {
+    let words = fit(t, buf);
+    let mut end = hi;
+    for (key, rid) in t.range(lo, hi) {
+        let v = t.version(rid).load(Ordering::Acquire);
+        rec.read(t.id(), key, v);
+        if v & ABSENT != 0 {
+            continue;
+        }
+        t.read_into(rid, cols, &mut buf[..words]);
+        if !f(key, RowRef::new(t.schema(), &buf[..words])) {
+            end = key;
+            break;
+        }
+    }
+    rec.scan(t.id(), lo, end);
+}
 
 /// One undo record: restore `cols` of `rid` from `undo_words[start..]`, then its version word to `prev`.
 #[derive(Clone, Copy, Debug)]
@@ -103,13 +192,7 @@ impl InPlace {
         key: u64,
         hint: Option<RowId>,
     ) -> Option<(RowId, u64)> {
-        let Some(rid) = hint.or_else(|| t.lookup(key)) else {
-            self.rec.read(t.id(), key, ABSENT);
-            return None;
-        };
-        let v = t.version(rid).load(Ordering::Acquire);
-        self.rec.read(t.id(), key, v);
-        (v & ABSENT == 0).then_some((rid, v))
+        locate(t, key, hint, &mut self.rec)
     }
 
     /// Point read for a protocol that has already made `key` safe to read: [`Self::read_version`],
@@ -122,8 +205,8 @@ impl InPlace {
         hint: Option<RowId>,
         cols: ColumnSet,
     ) -> Option<RowRef<'s>> {
-        let (rid, _) = self.read_version(t, key, hint)?;
-        Some(self.read(t, rid, cols))
+        self.image(t);
+        get_unlocked(t, key, hint, cols, &mut self.rec, &mut self.buf)
     }
 
     /// Point read-modify-write for a protocol that has already made `key` safe to write:
@@ -224,22 +307,10 @@ impl InPlace {
         lo: u64,
         hi: u64,
         cols: ColumnSet,
-        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) {
         self.image(t);
-        let mut end = hi;
-        for (key, rid) in t.range(lo, hi) {
-            let v = t.version(rid).load(Ordering::Acquire);
-            if v & ABSENT != 0 {
-                self.rec.read(t.id(), key, v);
-                continue;
-            }
-            if !f(key, self.scan_row(t, key, rid, v, cols)) {
-                end = key;
-                break;
-            }
-        }
-        self.rec.scan(t.id(), lo, end);
+        scan_unlocked(t, lo, hi, cols, &mut self.rec, &mut self.buf, f);
     }
 
     /// One row of a scan whose locking the caller does itself: records the read of version `v` of `key`
@@ -331,7 +402,6 @@ impl InPlace {
     /// Sizes the image buffer for a row of `t`.
     #[inline]
     pub fn image<M: Default + Send + Sync>(&mut self, t: &Table<M>) {
-        self.buf.clear();
-        self.buf.resize(t.schema().row_words(), 0);
+        image_of(t, &mut self.buf);
     }
 }

@@ -15,6 +15,7 @@ use super::record::{MvMeta, Record, Visible};
 use super::state::{Handle, Pool, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
 use super::{clock::SnapshotSlot, spin::SpinGuard, ssi, Mode, Mvcc};
 use crate::check::TxnId;
+use crate::protocols::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::collections::VecDeque;
@@ -233,21 +234,6 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             drop(rec);
             pause(&mut spins);
         }
-    }
-
-    /// Reads record `rid` of a table that is read-only once loaded
-    /// ([`crate::storage::TableSpec::read_only`]) into the row buffer and returns its version word.
-    /// Its rows never change after the load (every write is refused), so the in-place image is the
-    /// version every snapshot sees: no record latch, no version chain, and under SSI no SIREAD lock
-    /// — no transaction can ever write it, so no rw-antidependency can start at this read (and no
-    /// range lock for an absent key or a scan: nothing can be inserted).
-    fn read_immutable(&mut self, t: &Table<MvMeta>, rid: RowId, cols: ColumnSet) -> u64 {
-        let words = t.schema().row_words();
-        if self.w.buf.len() < words {
-            self.w.buf.resize(words, 0);
-        }
-        t.read_into(rid, cols, &mut self.w.buf[..words]);
-        t.version(rid).load(Ordering::Acquire)
     }
 
     /// Cahill Fig 3.4: reads the version of `rid` that snapshot `s` sees into `out` (columns `cols`) and
@@ -518,13 +504,17 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.snapshot();
         let t = self.p.db.table(table);
         if t.is_read_only() {
-            let word = match t.lookup(key) {
-                Some(rid) => self.read_immutable(t, rid, cols),
-                None => ABSENT,
-            };
-            self.w.rec.read(table, key, word);
-            let words = t.schema().row_words();
-            return Ok((word & ABSENT == 0).then(|| RowRef::new(t.schema(), &self.w.buf[..words])));
+            // Its rows never change after the load (every write is refused), so the in-place image
+            // is what every snapshot sees: no record latch, no version chain, and under SSI no SIREAD
+            // or range lock — no transaction can write it, so no rw-antidependency starts here.
+            return Ok(get_unlocked(
+                t,
+                key,
+                None,
+                cols,
+                &mut self.w.rec,
+                &mut self.w.buf,
+            ));
         }
         if let Some(i) = self.find_write(table, key) {
             let words = t.schema().row_words();
@@ -667,21 +657,12 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
-        let words = t.schema().row_words();
         if t.is_read_only() {
             // No range lock: nothing can be inserted into (or change in) a read-only table.
-            let mut end = hi;
-            for (key, rid) in t.range(lo, hi) {
-                let word = self.read_immutable(t, rid, cols);
-                self.w.rec.read(table, key, word);
-                if word & ABSENT == 0 && !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
-                    end = key;
-                    break;
-                }
-            }
-            self.w.rec.scan(table, lo, end);
+            scan_unlocked(t, lo, hi, cols, &mut self.w.rec, &mut self.w.buf, f);
             return Ok(());
         }
+        let words = t.schema().row_words();
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
             // finds it or is found by the walk (as an EXCLUSIVE lock or a newer version).

@@ -9,6 +9,7 @@
 use super::sets::{NodeEntry, ReadEntry, Sets, WriteEntry};
 use super::{tid, Silo};
 use crate::check::TxnId;
+use crate::protocols::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -143,53 +144,6 @@ impl<'w> SiloTx<'w> {
         )))
     }
 
-    /// A read of `key` of read-only table `t`: no TID snapshot, no read- or node-set entry (nothing can
-    /// change under it).
-    #[inline]
-    fn read_only_get(&mut self, t: &'w SiloTable, key: u64, cols: ColumnSet) -> Option<RowRef<'_>> {
-        let Some(rid) = t.lookup(key) else {
-            self.w.rec.read(t.id(), key, ABSENT);
-            return None;
-        };
-        let version = t.version(rid).load(Ordering::Acquire);
-        self.w.rec.read(t.id(), key, version);
-        if version & ABSENT != 0 {
-            return None;
-        }
-        let words = t.schema().row_words();
-        self.read_buf(words);
-        t.read_into(rid, cols, &mut self.w.buf[..words]);
-        Some(RowRef::new(t.schema(), &self.w.buf[..words]))
-    }
-
-    /// A scan of read-only table `t`: no node-set (phantom) or read-set entries, since no key of it can
-    /// appear, vanish or change.
-    fn read_only_scan(
-        &mut self,
-        t: &SiloTable,
-        lo: u64,
-        hi: u64,
-        cols: ColumnSet,
-        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
-    ) {
-        let words = t.schema().row_words();
-        self.read_buf(words);
-        let mut end = hi;
-        for (key, rid) in t.range(lo, hi) {
-            let version = t.version(rid).load(Ordering::Acquire);
-            self.w.rec.read(t.id(), key, version);
-            if version & ABSENT != 0 {
-                continue;
-            }
-            t.read_into(rid, cols, &mut self.w.buf[..words]);
-            if !f(key, RowRef::new(t.schema(), &self.w.buf[..words])) {
-                end = key;
-                break;
-            }
-        }
-        self.w.rec.scan(t.id(), lo, end);
-    }
-
     #[inline]
     fn read_buf(&mut self, words: usize) {
         if self.w.buf.len() < words {
@@ -206,7 +160,15 @@ impl Tx for SiloTx<'_> {
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let t = self.silo.db.table(table);
         if t.is_read_only() {
-            return Ok(self.read_only_get(t, key, cols));
+            // No TID snapshot, no read- or node-set entry: nothing can change under this read.
+            return Ok(get_unlocked(
+                t,
+                key,
+                None,
+                cols,
+                &mut self.w.rec,
+                &mut self.w.buf,
+            ));
         }
         if let Some(i) = self.w.sets.find_write(table, key) {
             return self.own_row(t, i, cols);
@@ -387,7 +349,8 @@ impl Tx for SiloTx<'_> {
     ) -> TxResult<()> {
         let t = self.silo.db.table(table);
         if t.is_read_only() {
-            self.read_only_scan(t, lo, hi, cols, f);
+            // No node-set (phantom) or read-set entries: no key of it can appear, vanish or change.
+            scan_unlocked(t, lo, hi, cols, &mut self.w.rec, &mut self.w.buf, f);
             return Ok(());
         }
         // Node set first: any key created in the range after these loads fails validation, any created
