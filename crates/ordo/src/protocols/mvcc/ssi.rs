@@ -579,12 +579,22 @@ impl SireadList {
         {
             return false;
         }
-        if let Some(free) = self.slots.iter_mut().find(|s| s.is_none()) {
-            *free = Some(me);
-            return true;
+        if !self.take_free_slot(me) {
+            self.lock_full(me, horizon);
         }
-        self.lock_full(me, horizon);
         true
+    }
+
+    /// Puts `me` in a free inline slot, if there is one.
+    #[inline]
+    fn take_free_slot(&mut self, me: Handle) -> bool {
+        match self.slots.iter_mut().find(|s| s.is_none()) {
+            Some(free) => {
+                *free = Some(me);
+                true
+            }
+            None => false,
+        }
     }
 
     /// [`Self::lock`] when both inline slots are taken: drops the stale locks, then takes a freed
@@ -597,8 +607,7 @@ impl SireadList {
                 *s = None;
             }
         }
-        if let Some(free) = self.slots.iter_mut().find(|s| s.is_none()) {
-            *free = Some(me);
+        if self.take_free_slot(me) {
             return;
         }
         let more = self.more.get_or_insert_with(Default::default);
@@ -638,25 +647,27 @@ impl SireadList {
         horizon: u64,
         mut f: impl FnMut(Handle, (u8, u64)) -> TxResult<()>,
     ) -> TxResult<()> {
-        for slot in &mut self.slots {
-            let Some(o) = *slot else { continue };
+        // Visits `o` if its lock is another live owner's; `false`: drop the lock.
+        let mut keep = |o: Handle| -> TxResult<bool> {
             match o.state() {
-                Some(s) if o.id != me && !stale_state(Some(s), horizon) => f(o, s)?,
-                _ => *slot = None,
+                Some(s) if o.id != me && !stale_state(Some(s), horizon) => f(o, s).map(|()| true),
+                _ => Ok(false),
+            }
+        };
+        for slot in &mut self.slots {
+            if let Some(o) = *slot {
+                if !keep(o)? {
+                    *slot = None;
+                }
             }
         }
         if let Some(more) = &mut self.more {
             let mut i = 0;
             while i < more.len() {
-                let o = more[i];
-                match o.state() {
-                    Some(s) if o.id != me && !stale_state(Some(s), horizon) => {
-                        f(o, s)?;
-                        i += 1;
-                    }
-                    _ => {
-                        more.swap_remove(i);
-                    }
+                if keep(more[i])? {
+                    i += 1;
+                } else {
+                    more.swap_remove(i);
                 }
             }
             if more.is_empty() {
