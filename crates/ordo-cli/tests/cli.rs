@@ -299,14 +299,11 @@ fn a_sweep_records_its_points_and_report_draws_them() {
 
     // Relative to nocc: nocc's line is 1 at every point, silo's is its ratio.
     let rel = dir.join("rel");
-    let o = ordo(&[
-        "report",
-        json.to_str().unwrap(),
-        "-o",
-        rel.to_str().unwrap(),
-        "--relative",
-        "nocc",
-    ]);
+    let relative_to = |base: &str| {
+        let (json, rel) = (json.to_str().unwrap(), rel.to_str().unwrap());
+        ordo(&["report", json, "-o", rel, "--relative", base])
+    };
+    let o = relative_to("nocc");
     assert!(o.status.success(), "{}", stderr(&o));
     let index = std::fs::read_to_string(rel.join("index.html")).unwrap();
     assert!(index.contains("relative to nocc"), "{index}");
@@ -316,14 +313,7 @@ fn a_sweep_records_its_points_and_report_draws_them() {
     );
     let svg = std::fs::read_to_string(rel.join(&svgs[0])).unwrap();
     assert!(svg.contains("÷ nocc"), "the axis says what it divides by");
-    let o = ordo(&[
-        "report",
-        json.to_str().unwrap(),
-        "-o",
-        rel.to_str().unwrap(),
-        "--relative",
-        "2pl-table",
-    ]);
+    let o = relative_to("2pl-table");
     assert_eq!(o.status.code(), Some(2), "no figure has 2pl-table");
     assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();

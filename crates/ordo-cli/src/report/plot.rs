@@ -43,17 +43,14 @@ struct Metric {
 
 /// Throughput: txn/s, or a multiple of the figure's base protocol's ([`Figure::relative`]).
 fn throughput(figure: &Figure) -> Metric {
-    match &figure.relative {
-        None => Metric {
-            caption: "committed txn/s".into(),
-            value: |p| p.committed_per_sec,
-            format: si,
-        },
-        Some(base) => Metric {
-            caption: format!("committed txn/s ÷ {base}'s"),
-            value: |p| p.committed_per_sec,
-            format: short,
-        },
+    let (caption, format): (String, fn(f64) -> String) = match &figure.relative {
+        None => ("committed txn/s".into(), si),
+        Some(base) => (format!("committed txn/s ÷ {base}'s"), short),
+    };
+    Metric {
+        caption,
+        value: |p| p.committed_per_sec,
+        format,
     }
 }
 
