@@ -48,6 +48,8 @@ pub struct BenchArgs {
     /// DBx1000 do not); applies to every protocol alike.
     #[arg(long = "no-prefetch")]
     pub no_prefetch: bool,
+    #[command(flatten)]
+    pub knobs: opts::ProtocolKnobs,
 }
 
 struct Runner<'a, W> {
@@ -84,6 +86,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let threads = opts::threads(&args.threads)?;
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
+    let vll = args.knobs.vll()?;
     if args.reps == 0 || args.reps > 1000 {
         return Err(UsageError(format!(
             "--reps must be from 1 to 1000, got {}",
@@ -106,6 +109,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             threads: &threads,
             duration,
             warmup,
+            vll,
         })?);
     }
     if let Some(path) = &args.json {
@@ -132,6 +136,7 @@ struct AllRuns<'a> {
     threads: &'a [usize],
     duration: Duration,
     warmup: Duration,
+    vll: ordo::protocols::vll::VllConfig,
 }
 
 impl WorkloadVisitor for AllRuns<'_> {
@@ -153,6 +158,7 @@ fn run_all<W: ordo::harness::Workload>(
         threads,
         duration,
         warmup,
+        vll,
     } = runs;
     let machine = json!({
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -179,6 +185,7 @@ fn run_all<W: ordo::harness::Workload>(
                 seed: args.seed,
                 progress: !args.quiet,
                 prefetch: !args.no_prefetch,
+                vll,
             };
             let mut reps = Vec::with_capacity(args.reps);
             for _ in 0..args.reps {
@@ -266,6 +273,8 @@ fn run_all<W: ordo::harness::Workload>(
                     "reps": args.reps,
                     "seed": args.seed,
                     "prefetch": !args.no_prefetch,
+                    "vll_blocked_limit": vll.blocked_limit,
+                    "vll_batch": vll.max_batch,
                 },
                 "machine": machine,
             }));

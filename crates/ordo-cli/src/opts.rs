@@ -41,3 +41,36 @@ pub fn threads(list: &str) -> Result<Vec<usize>, UsageError> {
         })
         .collect()
 }
+
+/// Protocol knobs shared by `bench` and `verify` (each applies to one protocol family and is ignored by
+/// the others).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProtocolKnobs {
+    /// VLL family (`vll`, `vll-sca`, `vll-arrayed`, `vllr`): no new transaction is admitted while this
+    /// many are blocked in the TxnQueue (1 to 4096; the paper tunes it per workload).
+    #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT)]
+    pub vll_blocked_limit: usize,
+    /// VLL family: the most transactions a worker admits in one critical section while none blocks
+    /// (1 to 1024; 1 is the paper's one at a time).
+    #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_MAX_BATCH)]
+    pub vll_batch: usize,
+}
+
+impl ProtocolKnobs {
+    /// The VLL knobs, checked.
+    pub fn vll(&self) -> Result<ordo::protocols::vll::VllConfig, UsageError> {
+        let check = |name: &str, v: usize, max: usize| {
+            if (1..=max).contains(&v) {
+                Ok(v)
+            } else {
+                Err(UsageError(format!(
+                    "--{name} must be an integer from 1 to {max}, got {v}"
+                )))
+            }
+        };
+        Ok(ordo::protocols::vll::VllConfig {
+            blocked_limit: check("vll-blocked-limit", self.vll_blocked_limit, 4096)?,
+            max_batch: check("vll-batch", self.vll_batch, 1024)?,
+        })
+    }
+}

@@ -29,6 +29,8 @@ pub struct VerifyArgs {
     /// Write each recorded history (dbcop format) to FILE.PROTOCOL.json.
     #[arg(long)]
     pub history: Option<PathBuf>,
+    #[command(flatten)]
+    pub knobs: opts::ProtocolKnobs,
 }
 
 struct Runner<'a, W> {
@@ -72,11 +74,13 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
     if args.txns == 0 {
         return Err(UsageError("--txns must be at least 1".into()));
     }
+    let vll = args.knobs.vll()?;
     let workload = args.workload.build(Purpose::Verify)?;
     let cfg = VerifyConfig {
         threads: threads[0],
         txns: args.txns,
         seed: args.seed,
+        vll,
     };
     workload.visit(Verifications {
         args: &args,

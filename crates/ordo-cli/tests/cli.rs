@@ -73,6 +73,11 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "tatp", "--items", "10"],
         vec!["bench", "-w", "vll-micro", "--remote-wait", "50"],
         vec!["bench", "-w", "ycsb", "--remote-wait", "50"],
+        vec!["bench", "-p", "vll", "--vll-batch", "0"],
+        vec!["bench", "-p", "vll", "--vll-batch", "1025"],
+        vec!["bench", "-p", "vll", "--vll-blocked-limit", "0"],
+        vec!["bench", "-p", "vll", "--vll-blocked-limit", "-3"],
+        vec!["verify", "-p", "vll", "--vll-batch", "0"],
     ];
     for wait in ["-1", "nan", "2000000"] {
         let two = ["--partitions", "2"];
@@ -149,6 +154,8 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         "--warmup",
         "0",
         "--quiet",
+        "--vll-batch",
+        "2",
         "--json",
         json.to_str().unwrap(),
     ]);
@@ -180,6 +187,12 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         assert_eq!(r["protocol"], "nocc");
         assert!(r["committed_per_sec"].as_f64().unwrap() > 0.0);
         assert_eq!(r["params"]["workload"]["rows"], 2000);
+        // The knobs a run used are recorded with it (the default where not given).
+        assert_eq!(r["params"]["vll_batch"], 2);
+        assert_eq!(
+            r["params"]["vll_blocked_limit"],
+            ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT
+        );
         assert!(
             r.get("sweep").is_some_and(|s| s.is_null()),
             "no sweep: null"

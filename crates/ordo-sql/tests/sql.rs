@@ -212,6 +212,7 @@ fn a_lock_wait_is_visible_to_the_driver() {
         ProtocolConfig {
             threads: 4,
             lock_wait_timeout: std::time::Duration::from_secs(3600),
+            ..ProtocolConfig::default()
         },
         false,
     )

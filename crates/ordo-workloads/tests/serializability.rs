@@ -41,6 +41,7 @@ fn serializable_protocols_produce_no_cycles_over_100k_contended_transactions() {
         threads: 4,
         txns: 100_000,
         seed: 7,
+        vll: Default::default(),
     };
     let serializable: Vec<_> = protocols::all()
         .into_iter()
@@ -78,6 +79,7 @@ fn nocc_histories_show_cycles() {
         threads: 4,
         txns: 40_000,
         seed: 11,
+        vll: Default::default(),
     };
     let v = protocols::with_protocol(
         "nocc",

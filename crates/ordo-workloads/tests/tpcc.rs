@@ -35,6 +35,7 @@ fn run(name: &str, w: &Tpcc, threads: usize, txns: u64, seed: u64) -> Verified {
         threads,
         txns,
         seed,
+        vll: Default::default(),
     };
     protocols::with_protocol(
         name,

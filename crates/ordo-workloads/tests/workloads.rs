@@ -26,6 +26,7 @@ fn verify<W: Workload>(protocol: &str, w: &W, threads: usize, txns: u64, seed: u
         threads,
         txns,
         seed,
+        vll: Default::default(),
     };
     protocols::with_protocol(
         protocol,

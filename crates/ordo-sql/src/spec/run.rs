@@ -240,6 +240,7 @@ fn run_permutation(spec: &Spec, protocol: &str, perm: &[(usize, usize)]) -> Perm
     let config = ProtocolConfig {
         threads: crate::engine::MAX_SESSIONS,
         lock_wait_timeout: Duration::from_secs(3600),
+        ..ProtocolConfig::default()
     };
     let engine: Arc<dyn AnyEngine> =
         session::open(protocol, config, true).expect("protocol checked by run_spec");

@@ -7,7 +7,7 @@
 //! measured interval count.
 
 use super::workload::Workload;
-use crate::protocols::{Protocol, ProtocolConfig};
+use crate::protocols::{vll::VllConfig, Protocol, ProtocolConfig};
 use crate::storage::Database;
 use crate::txn::{prefetch_declared, Abort, AbortReason, RequestSource, Ticket};
 use hdrhistogram::Histogram;
@@ -27,6 +27,8 @@ pub struct BenchConfig {
     /// Prefetch each program's declared records before executing it (see
     /// [`crate::txn::prefetch_declared`]); off reproduces testbeds that do not (DBx1000).
     pub prefetch: bool,
+    /// Knobs of the VLL family (ignored by the other protocols).
+    pub vll: VllConfig,
 }
 
 /// What one run measured.
@@ -85,8 +87,13 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds")
 }
 
-/// Loads `workload` into a fresh database for protocol `P` and opens the protocol.
-pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P, f64), String> {
+/// Loads `workload` into a fresh database for protocol `P` and opens the protocol for `threads`
+/// workers (with the VLL family's knobs `vll`).
+pub fn open<P: Protocol, W: Workload>(
+    workload: &W,
+    threads: usize,
+    vll: VllConfig,
+) -> Result<(P, f64), String> {
     let start = Instant::now();
     let mut db = Database::<P::Meta>::new();
     workload
@@ -98,6 +105,7 @@ pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P
             db,
             &ProtocolConfig {
                 threads,
+                vll,
                 ..ProtocolConfig::default()
             },
         ),
@@ -107,7 +115,7 @@ pub fn open<P: Protocol, W: Workload>(workload: &W, threads: usize) -> Result<(P
 
 /// Runs `workload` under protocol `P`.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
-    let (protocol, load_secs) = open::<P, W>(workload, cfg.threads)?;
+    let (protocol, load_secs) = open::<P, W>(workload, cfg.threads, cfg.vll)?;
     let phase = AtomicU8::new(WARMUP);
     let progress: Vec<Padded> = (0..cfg.threads)
         .map(|_| Padded(AtomicU64::new(0)))

@@ -2,7 +2,7 @@
 
 use super::workload::Workload;
 use crate::check::{self, History, Report};
-use crate::protocols::Protocol;
+use crate::protocols::{vll::VllConfig, Protocol};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 use std::time::Instant;
 
@@ -13,6 +13,8 @@ pub struct VerifyConfig {
     /// Transactions to run to completion, in total (split evenly among threads).
     pub txns: u64,
     pub seed: u64,
+    /// Knobs of the VLL family (ignored by the other protocols).
+    pub vll: VllConfig,
 }
 
 /// A checked run.
@@ -25,7 +27,7 @@ pub struct Verified {
 
 /// Runs `cfg.txns` transactions of `workload` under `P` with recording on and checks the history.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result<Verified, String> {
-    let (protocol, _) = super::bench::open::<P, W>(workload, cfg.threads)?;
+    let (protocol, _) = super::bench::open::<P, W>(workload, cfg.threads, cfg.vll)?;
     let per_thread = cfg.txns.div_ceil(cfg.threads.max(1) as u64);
     let mut txns = Vec::new();
     std::thread::scope(|s| {

@@ -55,6 +55,8 @@ pub struct ProtocolConfig {
     /// `twopl::wait`). Benchmarks keep the default; the isolation spec runner, which holds a lock across
     /// steps on purpose, raises it so that its outcomes never depend on timing.
     pub lock_wait_timeout: std::time::Duration,
+    /// The VLL family's main-loop knobs (blocked-transaction threshold, admission batch).
+    pub vll: vll::VllConfig,
 }
 
 impl Default for ProtocolConfig {
@@ -62,6 +64,7 @@ impl Default for ProtocolConfig {
         ProtocolConfig {
             threads: 1,
             lock_wait_timeout: std::time::Duration::from_millis(250),
+            vll: vll::VllConfig::default(),
         }
     }
 }

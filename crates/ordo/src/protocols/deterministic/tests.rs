@@ -42,6 +42,7 @@ fn checked_history<P: Protocol>() {
         threads: 4,
         txns: 20_000,
         seed: 3,
+        vll: Default::default(),
     };
     let v = verify::run::<P, Mixed>(&contended(), &cfg).unwrap();
     assert_eq!(v.report.committed, 20_000, "{}", P::INFO.name);
@@ -78,6 +79,7 @@ fn the_workload_exposes_anomalies_without_concurrency_control() {
             threads: 4,
             txns: 20_000,
             seed,
+            vll: Default::default(),
         };
         let v = verify::run::<NoCC, Mixed>(&contended(), &cfg).unwrap();
         v.report.has(AnomalyKind::GSingle) || !v.report.is_serializable()
@@ -286,6 +288,7 @@ fn dropping_the_protocol_joins_its_threads() {
                 threads: 3,
                 txns: 300,
                 seed: 9,
+                vll: Default::default(),
             },
         )
         .unwrap();

@@ -34,6 +34,7 @@ fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
         threads: 4,
         txns: 20_000,
         seed: 5,
+        vll: Default::default(),
     };
     let v = verify::run::<P, Mixed>(&w, &cfg).unwrap();
     let name = P::INFO.name;

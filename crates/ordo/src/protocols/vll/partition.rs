@@ -115,28 +115,51 @@ impl<S: LockScheme> Partition<S> {
         locks: &[S::Request],
         alone: bool,
     ) -> (Seq, bool) {
-        let (seq, blocked, _) = self.finish_and_begin(db, None, owner, locks, alone);
-        (seq, blocked)
+        let mut g = self.inner.lock();
+        let r = Self::begin_locked(&mut g, db, owner, locks, alone);
+        self.publish(&g);
+        r
     }
 
-    /// `FinishTransaction(finish)` (if any) and `BeginTransaction` in one critical section: a worker
-    /// that just ran a free transaction releases it and enqueues its next one with a single latch
-    /// acquisition. Also returns the number of blocked transactions it left in the queue (the
-    /// caller's view of "TxnQueue is full" until its next critical section).
-    pub fn finish_and_begin(
+    /// `FinishTransaction` for every transaction in `finish`, then `BeginTransaction` for every one in
+    /// `begin` (its lock requests and whether it runs alone), in order, in **one** critical section: a
+    /// worker releases the free transactions it ran and enqueues its next ones with a single latch
+    /// acquisition. The outcome of each begin, `(seq, blocked)`, is appended to `out` in order. Returns
+    /// the number of blocked transactions it left in the queue (the caller's view of "TxnQueue is
+    /// full" until its next critical section).
+    ///
+    /// Admitting several transactions in one section is the same as admitting them one after another
+    /// with nobody else's section in between: queue order is still lock-request order, and a
+    /// transaction of the batch that conflicts with an earlier one of the same batch is blocked behind
+    /// it like any other.
+    pub fn finish_and_begin<'a>(
         &self,
         db: &Database<S::Meta>,
-        finish: Option<(Seq, &[S::Request])>,
+        finish: impl IntoIterator<Item = (Seq, &'a [S::Request])>,
         owner: u32,
-        locks: &[S::Request],
-        alone: bool,
-    ) -> (Seq, bool, usize) {
+        begin: impl IntoIterator<Item = (&'a [S::Request], bool)>,
+        out: &mut Vec<(Seq, bool)>,
+    ) -> usize {
         let mut g = self.inner.lock();
         let inner = &mut *g;
-        if let Some((seq, held)) = finish {
+        for (seq, held) in finish {
             Self::finish_locked(inner, db, seq, held);
             self.count_finish(inner);
         }
+        for (locks, alone) in begin {
+            out.push(Self::begin_locked(inner, db, owner, locks, alone));
+        }
+        self.publish(inner);
+        inner.queue.blocked()
+    }
+
+    fn begin_locked(
+        inner: &mut Inner<S>,
+        db: &Database<S::Meta>,
+        owner: u32,
+        locks: &[S::Request],
+        alone: bool,
+    ) -> (Seq, bool) {
         let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
         for r in locks {
             // No short-circuit: every request is counted, granted or not.
@@ -157,8 +180,7 @@ impl<S: LockScheme> Partition<S> {
             },
             blocked,
         );
-        self.publish(inner);
-        (seq, blocked, inner.queue.blocked())
+        (seq, blocked)
     }
 
     /// `FinishTransaction`: releases the locks of transaction `seq` — `locks`, exactly the requests it

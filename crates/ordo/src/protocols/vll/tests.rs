@@ -327,8 +327,13 @@ impl RequestSource for Source {
 
 /// Runs `threads` workers of flavor `F` over contended transfers (and inserts/scans), then checks the
 /// history, the invariants, and that every counter and the queue are back to zero.
-fn contended_run<F: Flavor>(threads: u32, per_thread: u64, limit: usize, inserts: bool)
-where
+fn contended_run<F: Flavor>(
+    threads: u32,
+    per_thread: u64,
+    limit: usize,
+    batch: usize,
+    inserts: bool,
+) where
     Vll<F>: Protocol<Meta = <F::Scheme as LockScheme>::Meta>,
 {
     PHANTOMS.store(0, Ordering::Relaxed);
@@ -336,6 +341,7 @@ where
         test_db(),
         &VllConfig {
             blocked_limit: limit,
+            max_batch: batch,
         },
     );
     let mut txns = Vec::new();
@@ -413,11 +419,13 @@ fn colocated_zero(p: &Vll<Basic>) {
 #[test]
 fn contended_runs_are_serializable_under_every_flavor() {
     // 4 threads on a 2-core machine: preemption mid-transaction adds interleavings.
-    contended_run::<Basic>(4, 3_000, 4, true);
-    contended_run::<WithSca>(4, 3_000, 2, true);
-    contended_run::<WithSca>(3, 3_000, 16, false);
-    contended_run::<ArrayedCounters>(4, 2_000, 4, true);
-    contended_run::<Ranges>(4, 2_000, 4, true);
+    // Batches of 1 are Fig. 1's one-at-a-time admission; larger ones admit several per section.
+    contended_run::<Basic>(4, 3_000, 4, 1, true);
+    contended_run::<Basic>(4, 3_000, 4, 8, true);
+    contended_run::<WithSca>(4, 3_000, 2, 4, true);
+    contended_run::<WithSca>(3, 3_000, 16, 1, false);
+    contended_run::<ArrayedCounters>(4, 2_000, 4, 4, true);
+    contended_run::<Ranges>(4, 2_000, 4, 4, true);
 }
 
 fn run_threads<F: Flavor>(p: &Vll<F>, threads: u32, per_thread: u64) {
@@ -441,14 +449,169 @@ fn run_threads<F: Flavor>(p: &Vll<F>, threads: u32, per_thread: u64) {
 
 #[test]
 fn counters_return_to_zero_after_a_run() {
-    let p = Vll::<Basic>::with_config(test_db(), &VllConfig { blocked_limit: 3 });
+    let cfg = VllConfig {
+        blocked_limit: 3,
+        max_batch: 4,
+    };
+    let p = Vll::<Basic>::with_config(test_db(), &cfg);
     run_threads(&p, 3, 2_000);
     colocated_zero(&p);
-    let p = Vll::<Ranges>::with_config(test_db(), &VllConfig { blocked_limit: 3 });
+    let p = Vll::<Ranges>::with_config(test_db(), &cfg);
     run_threads(&p, 3, 1_000);
     assert!(
         p.partition_state().with_locks(|t| t.is_empty()),
         "every VLLR prefix counter back to zero"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Admission batching.
+
+#[test]
+fn a_batch_doubles_while_nothing_blocks_and_falls_back_to_one() {
+    let b = worker::Batching { max: 8 };
+    let mut sizes = vec![1];
+    for _ in 0..5 {
+        sizes.push(b.next(*sizes.last().unwrap(), false));
+    }
+    assert_eq!(sizes, [1, 2, 4, 8, 8, 8]);
+    assert_eq!(b.next(8, true), 1, "any block: one at a time again");
+    assert_eq!(worker::Batching { max: 1 }.next(1, false), 1);
+}
+
+/// Several `BeginTransaction`s in one section behave as if admitted one after another: a request that
+/// conflicts with an earlier one of its own batch is blocked behind it, and reaches the front once it
+/// has finished (in a section that also begins the next batch).
+#[test]
+fn a_batch_admits_in_order_and_blocks_behind_its_own_members() {
+    let db = slots_db();
+    let part = Partition::<Points>::new(false);
+    let (x, y) = (0, 1);
+    let (la, lb, lc) = ([w(KV, x)], [w(KV, y)], [w(KV, x), w(KV, y)]);
+    let mut out = Vec::new();
+    part.finish_and_begin(
+        &db,
+        [],
+        0,
+        [(&la[..], false), (&lb[..], false), (&lc[..], false)],
+        &mut out,
+    );
+    let blocked: Vec<bool> = out.iter().map(|o| o.1).collect();
+    assert_eq!(
+        blocked,
+        [false, false, true],
+        "C conflicts with A and B of its batch"
+    );
+    assert!(
+        out[0].0 < out[1].0 && out[1].0 < out[2].0,
+        "queue order is request order"
+    );
+    assert_eq!((cx(&db, x + 1), cx(&db, y + 1)), (2, 2));
+    let ld = [w(KV, 3)];
+    let mut next = Vec::new();
+    part.finish_and_begin(
+        &db,
+        [(out[0].0, &la[..]), (out[1].0, &lb[..])],
+        0,
+        [(&ld[..], false)],
+        &mut next,
+    );
+    assert!(!next[0].1, "D touches neither x nor y");
+    assert_eq!(
+        part.front(),
+        out[2].0,
+        "C is the front once A and B finished"
+    );
+    assert!(part.claim(out[2].0));
+    part.finish_transaction(&db, out[2].0, &lc);
+    part.finish_transaction(&db, next[0].0, &ld);
+    assert_eq!((cx(&db, x + 1), cx(&db, y + 1), cx(&db, 4)), (0, 0, 0));
+    assert!(part.snapshot().is_empty());
+}
+
+/// Hands out `left` transactions that touch nothing (they never conflict).
+struct Nops {
+    left: u64,
+    committed: u64,
+}
+
+impl RequestSource for Nops {
+    type Program = TestProgram;
+    fn program(&self) -> TestProgram {
+        TestProgram::default()
+    }
+    fn next(&mut self, p: &mut TestProgram) -> Option<Ticket> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        p.op = Op::Nop;
+        Some(Ticket {
+            started: Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, a: AbortReason) {
+        panic!("a transaction with no accesses aborted: {a:?}");
+    }
+    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
+        outcome.expect("commits");
+        self.committed += 1;
+    }
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+#[test]
+fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
+    for max_batch in [1, 4] {
+        let p = Vll::<Basic>::with_config(
+            test_db(),
+            &VllConfig {
+                blocked_limit: 16,
+                max_batch,
+            },
+        );
+        let mut wk = p.worker(0, false);
+        let mut src = Nops {
+            left: 1_000,
+            committed: 0,
+        };
+        p.run_worker(&mut wk, &mut src);
+        let st = p.loop_stats();
+        assert_eq!((src.committed, st.begun, st.blocked), (1_000, 1_000, 0));
+        // Batches of 1, 2, then 4 from there on.
+        let expected = if max_batch == 1 {
+            1_000
+        } else {
+            2 + 997 / 4 + 1
+        };
+        assert_eq!(st.admissions, expected, "batch of at most {max_batch}");
+    }
+    // Contended transfers on one worker: batch members block behind each other, the batch falls back
+    // to one, and everything still runs, in order, to a drained queue with zeroed counters.
+    let p = Vll::<Basic>::with_config(
+        test_db(),
+        &VllConfig {
+            blocked_limit: 16,
+            max_batch: 8,
+        },
+    );
+    run_threads(&p, 1, 3_000);
+    colocated_zero(&p);
+    let st = p.loop_stats();
+    assert!(
+        st.blocked > 0,
+        "some batch member blocked behind another: {st:?}"
+    );
+    assert!(
+        st.admissions < st.begun,
+        "some batches had more than one: {st:?}"
+    );
+    assert_eq!(
+        st.by_head, st.blocked,
+        "every blocked one ran by the head rule"
     );
 }
 

@@ -24,7 +24,7 @@ use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
 use super::txn_queue::Seq;
 use super::{Flavor, Vll};
-use crate::txn::{run_pieces, Abort, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
+use crate::txn::{run_pieces, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
 use std::collections::VecDeque;
 
 /// What the main loop keeps between iterations.
@@ -33,10 +33,16 @@ struct LoopState<P, R> {
     pending: VecDeque<Pending<P, R>>,
     spare_programs: Vec<P>,
     spare_locks: Vec<Vec<R>>,
-    /// A free transaction that ran and committed (or aborted) and whose `FinishTransaction` is
+    /// Free transactions that ran and committed (or aborted) and whose `FinishTransaction` is
     /// postponed to the next `BeginTransaction`, or to before this worker waits for anything.
-    /// Its lock requests ride along: `FinishTransaction` releases them.
-    deferred: Option<(Seq, Vec<R>)>,
+    /// Their lock requests ride along: `FinishTransaction` releases them.
+    deferred: Vec<(Seq, Vec<R>)>,
+    /// Requests drawn and planned for the next admission batch (scratch, kept for its capacity).
+    drawn: Vec<Drawn<P, R>>,
+    /// The outcome of each begin of a batch (scratch).
+    outcomes: Vec<(Seq, bool)>,
+    /// How many requests the next admission batch draws (adaptive, see [`Batching`]).
+    batch: usize,
     /// Blocked transactions in the queue as this worker's last `BeginTransaction` left it: "TxnQueue
     /// is not full" is read from here while it says so, and from the shared counter only once it
     /// says full (so a free-running worker reads no line the other workers write).
@@ -44,26 +50,49 @@ struct LoopState<P, R> {
     stats: LoopStats,
 }
 
-/// What one worker's main loop did (printed at its end when `ORDO_VLL_STATS` is set: diagnostics for
-/// tuning the blocked threshold and judging SCA).
-#[derive(Debug, Default)]
-struct LoopStats {
+/// What one worker's main loop did (printed at its end when `ORDO_VLL_STATS` is set, and added to
+/// [`Vll::loop_stats`]: diagnostics for tuning the blocked threshold and the batch, and judging SCA).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopStats {
     /// `BeginTransaction`s (resubmissions included).
-    begun: u64,
+    pub begun: u64,
     /// Of which blocked.
-    blocked: u64,
+    pub blocked: u64,
+    /// Critical sections that admitted transactions (`begun / admissions` is the mean batch).
+    pub admissions: u64,
     /// Blocked transactions run by the head rule.
-    by_head: u64,
+    pub by_head: u64,
     /// SCA passes, and how many found a transaction.
-    sca_runs: u64,
-    sca_found: u64,
+    pub sca_runs: u64,
+    pub sca_found: u64,
     /// Loop turns that found nothing to do (queue full, nothing of mine runnable).
-    idle_turns: u64,
+    pub idle_turns: u64,
+}
+
+impl LoopStats {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &LoopStats) {
+        self.begun += o.begun;
+        self.blocked += o.blocked;
+        self.admissions += o.admissions;
+        self.by_head += o.by_head;
+        self.sca_runs += o.sca_runs;
+        self.sca_found += o.sca_found;
+        self.idle_turns += o.idle_turns;
+    }
 }
 
 /// A blocked transaction waiting in this worker.
 struct Pending<P, R> {
     seq: Seq,
+    program: P,
+    ticket: Ticket,
+    locks: Vec<R>,
+    plan: Planned,
+}
+
+/// A request drawn from the source and planned, waiting for its batch's critical section.
+struct Drawn<P, R> {
     program: P,
     ticket: Ticket,
     locks: Vec<R>,
@@ -77,6 +106,30 @@ struct Planned {
     alone: bool,
     /// With an undo log (it may abort after writing).
     undo: bool,
+}
+
+/// Admission batching: how many requests one `BeginTransaction` critical section admits.
+///
+/// Each critical section moves the latch's cache line (and the queue's) between cores, which on a
+/// short transaction costs as much as the lock requests themselves. A worker whose last batch met
+/// no blocked transaction (its own or anyone's) doubles its next batch, up to `max`; any block sets
+/// it back to one, so under contention VLL admits one transaction at a time exactly as Fig. 1 does.
+/// A batch holds its locks from its critical section until the worker's next one, so batching only
+/// pays while conflicts are rare.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Batching {
+    pub max: usize,
+}
+
+impl Batching {
+    /// The size of the next batch after one of size `cur` (`contended`: something was blocked).
+    pub(super) fn next(self, cur: usize, contended: bool) -> usize {
+        if contended {
+            1
+        } else {
+            (cur * 2).clamp(1, self.max.max(1))
+        }
+    }
 }
 
 type Req<F> = <<F as Flavor>::Scheme as LockScheme>::Request;
@@ -158,7 +211,10 @@ impl<F: Flavor> Vll<F> {
             pending: VecDeque::new(),
             spare_programs: Vec::new(),
             spare_locks: Vec::new(),
-            deferred: None,
+            deferred: Vec::new(),
+            drawn: Vec::new(),
+            outcomes: Vec::new(),
+            batch: 1,
             seen_blocked: 0,
             stats: LoopStats::default(),
         };
@@ -184,20 +240,8 @@ impl<F: Flavor> Vll<F> {
             if !exhausted
                 && (st.seen_blocked < self.blocked_limit || part.blocked() < self.blocked_limit)
             {
-                let mut program = st
-                    .spare_programs
-                    .pop()
-                    .unwrap_or_else(|| requests.program());
-                match requests.next(&mut program) {
-                    None => {
-                        exhausted = true;
-                        st.spare_programs.push(program);
-                    }
-                    Some(ticket) => {
-                        let locks = st.spare_locks.pop().unwrap_or_default();
-                        self.admit(w, requests, program, ticket, locks, &mut st);
-                    }
-                }
+                exhausted = self.draw(w, requests, &mut st);
+                self.admit_drawn(w, requests, &mut st);
                 idle = 0;
                 continue;
             }
@@ -206,6 +250,7 @@ impl<F: Flavor> Vll<F> {
                 if std::env::var_os("ORDO_VLL_STATS").is_some() {
                     eprintln!("{} worker {}: {:?}", F::INFO.name, w.id, st.stats);
                 }
+                self.loop_stats.lock().add(&st.stats);
                 return;
             }
             // 3. The queue is full: selective contention analysis, for one of my transactions.
@@ -235,12 +280,110 @@ impl<F: Flavor> Vll<F> {
         }
     }
 
-    /// Performs a postponed `FinishTransaction`.
+    /// Performs the postponed `FinishTransaction`s (in one critical section).
     fn flush<P>(&self, st: &mut LoopState<P, Req<F>>) {
-        if let Some((seq, locks)) = st.deferred.take() {
-            self.partition().finish_transaction(&self.db, seq, &locks);
-            st.spare_locks.push(locks);
+        if st.deferred.is_empty() {
+            return;
         }
+        self.partition().finish_and_begin(
+            &self.db,
+            st.deferred.iter().map(|(s, l)| (*s, l.as_slice())),
+            0,
+            std::iter::empty(),
+            &mut st.outcomes,
+        );
+        st.spare_locks.extend(st.deferred.drain(..).map(|(_, l)| l));
+    }
+
+    /// Draws up to `st.batch` new requests and plans their locks into `st.drawn` (a request whose
+    /// planning fails is settled at once). Returns whether the source is exhausted.
+    fn draw<R: RequestSource>(
+        &self,
+        w: &mut Worker<F>,
+        requests: &mut R,
+        st: &mut LoopState<R::Program, Req<F>>,
+    ) -> bool {
+        for _ in 0..st.batch {
+            let mut program = st
+                .spare_programs
+                .pop()
+                .unwrap_or_else(|| requests.program());
+            let Some(ticket) = requests.next(&mut program) else {
+                st.spare_programs.push(program);
+                return true;
+            };
+            let mut locks = st.spare_locks.pop().unwrap_or_default();
+            match self.plan(w, &mut program, &mut locks) {
+                Ok(plan) => st.drawn.push(Drawn {
+                    program,
+                    ticket,
+                    locks,
+                    plan,
+                }),
+                Err(a) => {
+                    st.spare_locks.push(locks);
+                    self.settle(w, requests, program, ticket, Err(a), st);
+                }
+            }
+        }
+        false
+    }
+
+    /// `BeginTransaction` for every drawn request, in one critical section that also performs this
+    /// worker's postponed `FinishTransaction`s; then runs the free ones in order (their own finishes
+    /// postponed in turn) and keeps the blocked ones. Adapts the next batch's size.
+    fn admit_drawn<R: RequestSource>(
+        &self,
+        w: &mut Worker<F>,
+        requests: &mut R,
+        st: &mut LoopState<R::Program, Req<F>>,
+    ) {
+        if st.drawn.is_empty() {
+            return;
+        }
+        let mut drawn = std::mem::take(&mut st.drawn);
+        let mut outcomes = std::mem::take(&mut st.outcomes);
+        outcomes.clear();
+        let queue_blocked = self.partition().finish_and_begin(
+            &self.db,
+            st.deferred.iter().map(|(s, l)| (*s, l.as_slice())),
+            w.id,
+            drawn.iter().map(|d| (d.locks.as_slice(), d.plan.alone)),
+            &mut outcomes,
+        );
+        st.spare_locks.extend(st.deferred.drain(..).map(|(_, l)| l));
+        st.seen_blocked = queue_blocked;
+        st.stats.admissions += 1;
+        let mut any_blocked = false;
+        for (d, &(seq, blocked)) in drawn.drain(..).zip(outcomes.iter()) {
+            st.stats.begun += 1;
+            st.stats.blocked += blocked as u64;
+            any_blocked |= blocked;
+            let Drawn {
+                mut program,
+                ticket,
+                locks,
+                plan,
+            } = d;
+            if blocked {
+                st.pending.push_back(Pending {
+                    seq,
+                    program,
+                    ticket,
+                    locks,
+                    plan,
+                });
+                continue;
+            }
+            let r = self.run_admitted(w, &mut program, &locks, plan);
+            st.deferred.push((seq, locks));
+            self.settle(w, requests, program, ticket, r, st);
+        }
+        st.batch = self
+            .batching
+            .next(st.batch, any_blocked || queue_blocked > 0);
+        st.drawn = drawn;
+        st.outcomes = outcomes;
     }
 
     /// Runs a claimed blocked transaction, then `FinishTransaction`.
@@ -281,10 +424,8 @@ impl<F: Flavor> Vll<F> {
         }
     }
 
-    /// `BeginTransaction` for a new (or resubmitted) request; runs it now if it is free. The
-    /// `FinishTransaction` of this worker's previous free transaction, if postponed, happens in the
-    /// same critical section, and this one's is postponed in turn: one critical section per
-    /// transaction instead of two when nothing blocks.
+    /// `BeginTransaction` for a resubmitted request (a batch of one, in a critical section that also
+    /// performs this worker's postponed finishes); runs it now if it is free.
     fn admit<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
@@ -294,43 +435,23 @@ impl<F: Flavor> Vll<F> {
         mut locks: Vec<Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
-        let plan = match self.plan(w, &mut program, &mut locks) {
-            Ok(p) => p,
+        match self.plan(w, &mut program, &mut locks) {
+            Ok(plan) => {
+                // Requests drawn for a batch being run are already admitted; `st.drawn` is empty here
+                // (the batch in flight was taken out of it).
+                st.drawn.push(Drawn {
+                    program,
+                    ticket,
+                    locks,
+                    plan,
+                });
+                self.admit_drawn(w, requests, st);
+            }
             Err(a) => {
                 st.spare_locks.push(locks);
-                let r: Result<(), Abort> = Err(a);
-                self.settle(w, requests, program, ticket, r, st);
-                return;
+                self.settle(w, requests, program, ticket, Err(a), st);
             }
-        };
-        let alone = plan.alone;
-        let deferred = st.deferred.take();
-        let (seq, blocked, queue_blocked) = self.partition().finish_and_begin(
-            &self.db,
-            deferred.as_ref().map(|(s, l)| (*s, l.as_slice())),
-            w.id,
-            &locks,
-            alone,
-        );
-        if let Some((_, l)) = deferred {
-            st.spare_locks.push(l);
         }
-        st.seen_blocked = queue_blocked;
-        st.stats.begun += 1;
-        st.stats.blocked += blocked as u64;
-        if blocked {
-            st.pending.push_back(Pending {
-                seq,
-                program,
-                ticket,
-                locks,
-                plan,
-            });
-            return;
-        }
-        let r = self.run_admitted(w, &mut program, &locks, plan);
-        st.deferred = Some((seq, locks));
-        self.settle(w, requests, program, ticket, r, st);
     }
 
     /// Runs one program to commit or abort on the calling thread (waiting, if blocked, until it is the
