@@ -171,6 +171,9 @@ enum Op {
     Insert { key: u64 },
     /// Table 1: counts the present keys of [0, 100) and compares with the count row.
     Count,
+    /// Adds 1 to `key` (column B), after failing `fails` times with a retryable abort (as a stale
+    /// reconnaissance does), before writing anything.
+    Retry { key: u64, fails: u32 },
 }
 
 /// Table 1 of the test database: an ordered table whose row `COUNT` counts the keys below 100.
@@ -215,6 +218,7 @@ impl Program for TestProgram {
                 out.push(Access::scan(R, 0, 99, ColumnSet::one(A)));
                 out.push(Access::read(R, COUNT, ColumnSet::one(A)));
             }
+            Op::Retry { key, .. } => out.push(Access::update(KV, key, b, b)),
         }
     }
     fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
@@ -240,6 +244,13 @@ impl Program for TestProgram {
                 if n != c {
                     PHANTOMS.fetch_add(1, Ordering::Relaxed);
                 }
+            }
+            Op::Retry { key, ref mut fails } => {
+                if *fails > 0 {
+                    *fails -= 1;
+                    return Err(Abort::new(AbortReason::Validation));
+                }
+                tx.update(KV, key, b, |r| r.set_int(B, r.int(B) + 1))?;
             }
         }
         Ok(())
@@ -613,6 +624,77 @@ fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
         st.by_head, st.blocked,
         "every blocked one ran by the head rule"
     );
+}
+
+/// Hands out a fixed list of transactions, in order.
+struct Script {
+    ops: std::collections::VecDeque<Op>,
+    committed: u64,
+    retried: u64,
+}
+
+impl RequestSource for Script {
+    type Program = TestProgram;
+    fn program(&self) -> TestProgram {
+        TestProgram::default()
+    }
+    fn next(&mut self, p: &mut TestProgram) -> Option<Ticket> {
+        p.op = self.ops.pop_front()?;
+        Some(Ticket {
+            started: Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, _: AbortReason) {
+        self.retried += 1;
+    }
+    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
+        outcome.expect("commits");
+        self.committed += 1;
+    }
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+/// A batch [A, B] where A and B write the same key and A fails once: A runs (free) and is
+/// resubmitted as A' while the batch is still being filed; A' blocks behind B, which blocked behind
+/// A. B is older than A' and must still be run by the head rule (filed by age, not by arrival: filed
+/// A' first, the worker waited for A' to become the front while the front was B, forever).
+#[test]
+fn a_resubmitted_batch_member_does_not_hide_an_older_blocked_one() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let p = Vll::<Basic>::with_config(
+            test_db(),
+            &VllConfig {
+                blocked_limit: 16,
+                max_batch: 4,
+            },
+        );
+        // Three no-ops grow the batch to 4 (sizes 1, 2), then the four of interest share one.
+        let mut ops: std::collections::VecDeque<Op> = [Op::Nop, Op::Nop, Op::Nop].into();
+        ops.extend([
+            Op::Retry { key: 10, fails: 1 },
+            Op::Retry { key: 10, fails: 0 },
+            Op::Nop,
+            Op::Retry { key: 20, fails: 0 },
+        ]);
+        let mut src = Script {
+            ops,
+            committed: 0,
+            retried: 0,
+        };
+        let mut wk = p.worker(0, false);
+        p.run_worker(&mut wk, &mut src);
+        let st = p.loop_stats();
+        tx.send((src.committed, src.retried, st)).unwrap();
+    });
+    let (committed, retried, st) = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the worker finished (no transaction left unrun at the queue's front)");
+    assert_eq!((committed, retried), (7, 1), "{st:?}");
+    assert_eq!(st.blocked, 2, "B behind A, A' behind B: {st:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------

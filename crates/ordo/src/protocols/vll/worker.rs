@@ -366,13 +366,22 @@ impl<F: Flavor> Vll<F> {
                 plan,
             } = d;
             if blocked {
-                st.pending.push_back(Pending {
-                    seq,
-                    program,
-                    ticket,
-                    locks,
-                    plan,
-                });
+                // In sequence order, not arrival order: a member of this batch that ran and was
+                // resubmitted (stale reconnaissance) was admitted, and maybe blocked, in a later
+                // section while the batch's own blocked members wait to be filed here. The head rule
+                // looks only at the oldest pending transaction, so filing a younger one first would
+                // leave the queue's front unrun by anybody.
+                let at = st.pending.partition_point(|p| p.seq < seq);
+                st.pending.insert(
+                    at,
+                    Pending {
+                        seq,
+                        program,
+                        ticket,
+                        locks,
+                        plan,
+                    },
+                );
                 continue;
             }
             let r = self.run_admitted(w, &mut program, &locks, plan);
