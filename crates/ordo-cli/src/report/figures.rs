@@ -3,8 +3,8 @@
 //!
 //! Rows without a sweep put their thread counts on the x axis; rows of a sweep put the swept
 //! parameter there (one figure per thread count). Everything else — the workload's other
-//! parameters, seconds, warm-up, repetitions, seed, prefetching, machine — must be equal for two rows
-//! to share a figure, and is shown beside it.
+//! parameters, seconds, warm-up, repetitions, seed, prefetching, protocol knobs, machine — must be
+//! equal for two rows to share a figure, and is shown beside it.
 
 use super::input::Row;
 use serde_json::{json, Value};
@@ -130,6 +130,8 @@ fn fixed(row: &Row, axis: &Axis) -> Vec<(String, String)> {
         "reps": p.reps,
         "seed": p.seed,
         "prefetch": p.prefetch,
+        "vll_batch": p.vll_batch,
+        "vll_blocked_limit": p.vll_blocked_limit,
     });
     let mut rest = BTreeMap::new();
     flatten("", &run, &mut rest);
@@ -387,5 +389,13 @@ mod tests {
         let p = &figs[0].lines[0].points[0];
         assert_eq!((p.committed_per_sec, p.rows), (20.0, 2));
         assert_eq!(protocols(&figs), ["silo"]);
+        // A protocol knob is a setting too: VLL with batches of 1 and of 4 are not averaged together.
+        let knob = |b: u32| {
+            row("vll", 1, None, 10.0).replace(
+                r#""prefetch": true"#,
+                &format!(r#""prefetch": true, "vll_batch": {b}"#),
+            )
+        };
+        assert_eq!(group(&rows(&[knob(1), knob(4), knob(4)])).len(), 2);
     }
 }

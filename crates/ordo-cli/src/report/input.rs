@@ -41,6 +41,11 @@ pub struct RunParams {
     pub seed: u64,
     #[serde(default)]
     pub prefetch: Option<bool>,
+    /// The VLL family's knobs (absent in older files).
+    #[serde(default)]
+    pub vll_batch: Option<u64>,
+    #[serde(default)]
+    pub vll_blocked_limit: Option<u64>,
 }
 
 /// Reads one file of rows; every error is one line naming the file.
