@@ -15,6 +15,8 @@ for i in 1 2; do $O bench -w ycsb --theta 0.6 --read-ratio 0.95 -p $(rep silo,si
 $O bench -w tpcc++ --warehouses 1 -p $(rep si,ssi 4) $S > $D/tpccpp.txt 2>&1
 uptime > $D/load-mid.txt
 for i in 1 2; do $O bench -w vll-micro --ci 0.0001 -p $(rep nocc,vll 10) $S; done > $D/vll-bar1.txt 2>&1
+# The same without admission batching (the paper's one-at-a-time loop), for the batching's share.
+for i in 1 2; do $O bench -w vll-micro --ci 0.0001 --vll-batch 1 -p $(rep nocc,vll 10) $S; done > $D/vll-bar1-batch1.txt 2>&1
 for i in 1 2; do $O bench -w vll-micro --ci 0.0001 -p $(rep nocc,vll-arrayed,2pl-nowait,2pl-table 4) $S; done > $D/vll-bar1-others.txt 2>&1
 for ci in 0.01 0.1; do for l in "" "--long"; do $O bench -w vll-micro --ci $ci $l -p $(rep nocc,vll,vll-sca 4) $S; done; done > $D/vll-sca.txt 2>&1
 $O bench -w tpcc --warehouses 4 -p nocc,vll,vllr,calvin,hstore,vll-partitioned -t 2 --seconds 2 --reps 1 --quiet > $D/tpcc-vll.txt 2>&1

@@ -19,7 +19,8 @@
 //! owner, whether it is a wall, and with SCA a copy of its lock list for the scan; the owner keeps T's
 //! read and write sets and hands them back to `FinishTransaction` (so without SCA nothing is copied
 //! under the latch). A worker that ran a free transaction finishes it inside the critical section of
-//! its next `BeginTransaction` (`finish_and_begin`): one latch round trip per transaction.
+//! its next `BeginTransaction` (`finish_and_begin`), which may begin a whole admission batch: one
+//! latch round trip per batch.
 //!
 //! The front's sequence number and the blocked count are mirrored in atomics so the main loop can poll
 //! them without entering the critical section; they sit in the same cache-line pair as the latch word

@@ -779,6 +779,59 @@ impl<'a> RequestSource for OneShot<'a> {
     }
 }
 
+/// Hands out `left` dependent transactions (no hook: their reconnaissance stays right).
+struct Dependents {
+    left: u64,
+    committed: u64,
+}
+
+impl RequestSource for Dependents {
+    type Program = Dependent<'static>;
+    fn program(&self) -> Dependent<'static> {
+        Dependent {
+            target: 0,
+            hook: None,
+        }
+    }
+    fn next(&mut self, _: &mut Dependent<'static>) -> Option<Ticket> {
+        self.left = self.left.checked_sub(1)?;
+        Some(Ticket {
+            started: Instant::now(),
+            tag: 0,
+        })
+    }
+    fn aborted(&mut self, r: AbortReason) {
+        panic!("nothing changes the index here, yet {r:?}");
+    }
+    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
+        outcome.unwrap();
+        self.committed += 1;
+    }
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+/// Dependent transactions are not batched: each one's reconnaissance would go stale while it waits
+/// for the members drawn before it.
+#[test]
+fn dependent_transactions_are_admitted_one_per_section() {
+    let p = Vll::<Basic>::with_config(
+        test_db(),
+        &VllConfig {
+            blocked_limit: 16,
+            max_batch: 8,
+        },
+    );
+    let mut src = Dependents {
+        left: 200,
+        committed: 0,
+    };
+    p.run_worker(&mut p.worker(0, false), &mut src);
+    let st = p.loop_stats();
+    assert_eq!((src.committed, st.begun, st.admissions), (200, 200, 200));
+}
+
 /// Sets the index row (key 0, column A) to `to` in a transaction of its own.
 struct SetIndex(u64);
 impl Program for SetIndex {

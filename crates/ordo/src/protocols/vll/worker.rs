@@ -4,10 +4,13 @@
 //!  VLLMainLoop()                                       Vll::main_loop
 //!    if TxnQueue.front().Type == Blocked:               1. my oldest blocked txn is the front:
 //!      T = front; T.Type = Free; Execute(T); Finish(T)     claim it (once), run it, finish it
-//!    else if TxnQueue is not full:                      2. blocked < limit: draw a request,
-//!      T = GetNewTxnRequest(); BeginTransaction(T)         gather its accesses (reconnaissance if
-//!      if T.Type == Free: Execute(T); Finish(T)            needed), BeginTransaction; free → run now,
-//!                                                          blocked → keep its program here
+//!    else if TxnQueue is not full:                      2. blocked < limit: draw a batch of
+//!      T = GetNewTxnRequest(); BeginTransaction(T)         requests (1 to `--vll-batch`, see
+//!      if T.Type == Free: Execute(T); Finish(T)            `Batching`), gather each one's accesses
+//!                                                          (reconnaissance if needed), all their
+//!                                                          BeginTransactions in one section; free →
+//!                                                          run now, in order; blocked → keep its
+//!                                                          program here, filed by sequence number
 //!    [vll-sca] else: T = SCA(); if T: Execute; Finish   3. queue full: SCA for one of mine
 //! ```
 //!
@@ -106,6 +109,8 @@ struct Planned {
     alone: bool,
     /// With an undo log (it may abort after writing).
     undo: bool,
+    /// Its lock set came from reconnaissance (a dependent transaction).
+    recon: bool,
 }
 
 /// Admission batching: how many requests one `BeginTransaction` critical section admits.
@@ -116,13 +121,19 @@ struct Planned {
 /// it back to one, so under contention VLL admits one transaction at a time exactly as Fig. 1 does.
 /// A batch holds its locks from its critical section until the worker's next one, so batching only
 /// pays while conflicts are rare.
+///
+/// A dependent transaction ends its batch and sets the next one back to one as a block does: its
+/// reconnaissance goes stale while it waits for the members drawn before it, and a stale one is
+/// resubmitted (on TPC-C, batching dependent transactions like the others doubled `vllr`'s
+/// resubmissions). Batching is for transactions that declare everything up front.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Batching {
     pub max: usize,
 }
 
 impl Batching {
-    /// The size of the next batch after one of size `cur` (`contended`: something was blocked).
+    /// The size of the next batch after one of size `cur` (`contended`: something was blocked, or
+    /// a member was a dependent transaction).
     pub(super) fn next(self, cur: usize, contended: bool) -> usize {
         if contended {
             1
@@ -170,7 +181,11 @@ impl<F: Flavor> Vll<F> {
             || w.accesses
                 .iter()
                 .any(|a| matches!(a.kind, AccessKind::Insert | AccessKind::Delete));
-        Ok(Planned { alone: !ok, undo })
+        Ok(Planned {
+            alone: !ok,
+            undo,
+            recon,
+        })
     }
 
     /// `Execute(T)` under the locks `held`, to commit or abort (writes undone).
@@ -314,12 +329,18 @@ impl<F: Flavor> Vll<F> {
             };
             let mut locks = st.spare_locks.pop().unwrap_or_default();
             match self.plan(w, &mut program, &mut locks) {
-                Ok(plan) => st.drawn.push(Drawn {
-                    program,
-                    ticket,
-                    locks,
-                    plan,
-                }),
+                Ok(plan) => {
+                    st.drawn.push(Drawn {
+                        program,
+                        ticket,
+                        locks,
+                        plan,
+                    });
+                    if plan.recon {
+                        // Its reconnaissance should not wait for more members (see `Batching`).
+                        break;
+                    }
+                }
                 Err(a) => {
                     st.spare_locks.push(locks);
                     self.settle(w, requests, program, ticket, Err(a), st);
@@ -354,6 +375,7 @@ impl<F: Flavor> Vll<F> {
         st.spare_locks.extend(st.deferred.drain(..).map(|(_, l)| l));
         st.seen_blocked = queue_blocked;
         st.stats.admissions += 1;
+        let dependent = drawn.iter().any(|d| d.plan.recon);
         let mut any_blocked = false;
         for (d, &(seq, blocked)) in drawn.drain(..).zip(outcomes.iter()) {
             st.stats.begun += 1;
@@ -390,7 +412,7 @@ impl<F: Flavor> Vll<F> {
         }
         st.batch = self
             .batching
-            .next(st.batch, any_blocked || queue_blocked > 0);
+            .next(st.batch, any_blocked || queue_blocked > 0 || dependent);
         st.drawn = drawn;
         st.outcomes = outcomes;
     }
