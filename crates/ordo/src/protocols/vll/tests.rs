@@ -540,40 +540,6 @@ fn a_batch_admits_in_order_and_blocks_behind_its_own_members() {
     assert!(part.snapshot().is_empty());
 }
 
-/// Hands out `left` transactions that touch nothing (they never conflict).
-struct Nops {
-    left: u64,
-    committed: u64,
-}
-
-impl RequestSource for Nops {
-    type Program = TestProgram;
-    fn program(&self) -> TestProgram {
-        TestProgram::default()
-    }
-    fn next(&mut self, p: &mut TestProgram) -> Option<Ticket> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        p.op = Op::Nop;
-        Some(Ticket {
-            started: Instant::now(),
-            tag: 0,
-        })
-    }
-    fn aborted(&mut self, a: AbortReason) {
-        panic!("a transaction with no accesses aborted: {a:?}");
-    }
-    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
-        outcome.expect("commits");
-        self.committed += 1;
-    }
-    fn seed(&self) -> u64 {
-        0
-    }
-}
-
 #[test]
 fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
     for max_batch in [1, 4] {
@@ -585,9 +551,11 @@ fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
             },
         );
         let mut wk = p.worker(0, false);
-        let mut src = Nops {
-            left: 1_000,
+        // Transactions that touch nothing never conflict.
+        let mut src = Script {
+            ops: vec![Op::Nop; 1_000].into(),
             committed: 0,
+            retried: 0,
         };
         p.run_worker(&mut wk, &mut src);
         let st = p.loop_stats();

@@ -327,24 +327,11 @@ impl<F: Flavor> Vll<F> {
                 st.spare_programs.push(program);
                 return true;
             };
-            let mut locks = st.spare_locks.pop().unwrap_or_default();
-            match self.plan(w, &mut program, &mut locks) {
-                Ok(plan) => {
-                    st.drawn.push(Drawn {
-                        program,
-                        ticket,
-                        locks,
-                        plan,
-                    });
-                    if plan.recon {
-                        // Its reconnaissance should not wait for more members (see `Batching`).
-                        break;
-                    }
-                }
-                Err(a) => {
-                    st.spare_locks.push(locks);
-                    self.settle(w, requests, program, ticket, Err(a), st);
-                }
+            let locks = st.spare_locks.pop().unwrap_or_default();
+            let plan = self.plan_drawn(w, requests, program, ticket, locks, st);
+            if plan.is_some_and(|p| p.recon) {
+                // Its reconnaissance should not wait for more members (see `Batching`).
+                break;
             }
         }
         false
@@ -455,9 +442,9 @@ impl<F: Flavor> Vll<F> {
         }
     }
 
-    /// `BeginTransaction` for a resubmitted request (a batch of one, in a critical section that also
-    /// performs this worker's postponed finishes); runs it now if it is free.
-    fn admit<R: RequestSource>(
+    /// Plans `program` and files it in `st.drawn` for the next admission section; a request whose
+    /// planning fails is settled at once. Returns its plan if it was filed.
+    fn plan_drawn<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
         requests: &mut R,
@@ -465,23 +452,43 @@ impl<F: Flavor> Vll<F> {
         ticket: Ticket,
         mut locks: Vec<Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
-    ) {
+    ) -> Option<Planned> {
         match self.plan(w, &mut program, &mut locks) {
             Ok(plan) => {
-                // Requests drawn for a batch being run are already admitted; `st.drawn` is empty here
-                // (the batch in flight was taken out of it).
                 st.drawn.push(Drawn {
                     program,
                     ticket,
                     locks,
                     plan,
                 });
-                self.admit_drawn(w, requests, st);
+                Some(plan)
             }
             Err(a) => {
                 st.spare_locks.push(locks);
                 self.settle(w, requests, program, ticket, Err(a), st);
+                None
             }
+        }
+    }
+
+    /// `BeginTransaction` for a resubmitted request, in a critical section that also performs this
+    /// worker's postponed finishes, and admits with it whatever `st.drawn` holds (the members drawn
+    /// so far when the resubmission comes from planning a batch; nothing when it comes from running
+    /// one, whose members were taken out of `st.drawn` before); runs it now if it is free.
+    fn admit<R: RequestSource>(
+        &self,
+        w: &mut Worker<F>,
+        requests: &mut R,
+        program: R::Program,
+        ticket: Ticket,
+        locks: Vec<Req<F>>,
+        st: &mut LoopState<R::Program, Req<F>>,
+    ) {
+        if self
+            .plan_drawn(w, requests, program, ticket, locks, st)
+            .is_some()
+        {
+            self.admit_drawn(w, requests, st);
         }
     }
 
