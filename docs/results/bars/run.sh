@@ -4,7 +4,7 @@
 # run just before it): this VM's cross-core latency flips between ~95 and ~450 ns on a scale of
 # seconds, so only adjacent runs compare (see docs/results/ssi.md, fifth pass).
 cd "$(dirname "$0")/../../.."
-O=target/release/ordo
+O=${ORDO:-target/release/ordo}
 D=${1:-/tmp/ordo-bars}; mkdir -p $D
 rep() { local p=$1 n=$2 s=$p; for _ in $(seq 2 $n); do s=$s,$p; done; echo $s; }
 S="-t 2 --seconds 0.5 --warmup 0.3 --reps 1 --quiet"
