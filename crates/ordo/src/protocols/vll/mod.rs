@@ -63,7 +63,9 @@
 //!   lock-request order; a request that conflicts with an earlier one of its own batch is blocked behind
 //!   it like any other), but the partition's latch and queue lines cross between cores once per batch
 //!   instead of once per transaction. The batch doubles from 1 while nothing blocks and falls back to 1
-//!   on any block, so under contention admission is one at a time as in the paper; a dependent
+//!   on any block, so under contention admission is one at a time as in the paper; it stops growing
+//!   once its members hold 32 lock requests (`worker::BATCH_LOCK_BUDGET`: four `vll-micro`
+//!   transactions, two YCSB ones), which bounds the wait it adds; a dependent
 //!   transaction (reconnaissance) ends its batch and counts as a block, since its reconnaissance goes
 //!   stale while it waits. The price is
 //!   latency: a request waits for the ones drawn before it in its batch (p50 0.8 → 2.2 µs on

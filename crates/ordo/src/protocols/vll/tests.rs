@@ -174,6 +174,8 @@ enum Op {
     /// Adds 1 to `key` (column B), after failing `fails` times with a retryable abort (as a stale
     /// reconnaissance does), before writing anything.
     Retry { key: u64, fails: u32 },
+    /// Reads column B of all ten keys of `KV` (ten shared locks; never conflicts with itself).
+    ReadAll,
 }
 
 /// Table 1 of the test database: an ordered table whose row `COUNT` counts the keys below 100.
@@ -219,6 +221,7 @@ impl Program for TestProgram {
                 out.push(Access::read(R, COUNT, ColumnSet::one(A)));
             }
             Op::Retry { key, .. } => out.push(Access::update(KV, key, b, b)),
+            Op::ReadAll => out.extend((0..100).step_by(10).map(|k| Access::read(KV, k, b))),
         }
     }
     fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
@@ -251,6 +254,11 @@ impl Program for TestProgram {
                     return Err(Abort::new(AbortReason::Validation));
                 }
                 tx.update(KV, key, b, |r| r.set_int(B, r.int(B) + 1))?;
+            }
+            Op::ReadAll => {
+                for k in (0..100).step_by(10) {
+                    self.seen += tx.get(KV, k, b)?.map_or(0, |r| r.int(B));
+                }
             }
         }
         Ok(())
@@ -568,6 +576,29 @@ fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
         };
         assert_eq!(st.admissions, expected, "batch of at most {max_batch}");
     }
+    // Ten shared locks each: the batch grows 1, 2, 4 and stops there although 8 are allowed, since
+    // four members hold 40 lock requests, past the budget of 32.
+    let p = Vll::<Basic>::with_config(
+        test_db(),
+        &VllConfig {
+            blocked_limit: 16,
+            max_batch: 8,
+        },
+    );
+    let mut src = Script {
+        ops: vec![Op::ReadAll; 100].into(),
+        committed: 0,
+        retried: 0,
+    };
+    p.run_worker(&mut p.worker(0, false), &mut src);
+    let st = p.loop_stats();
+    assert_eq!(worker::BATCH_LOCK_BUDGET, 32);
+    assert_eq!((src.committed, st.blocked), (100, 0));
+    assert_eq!(
+        st.admissions,
+        3 + 93_u64.div_ceil(4),
+        "batches 1, 2, then 4s"
+    );
     // Contended transfers on one worker: batch members block behind each other, the batch falls back
     // to one, and everything still runs, in order, to a drained queue with zeroed counters.
     let p = Vll::<Basic>::with_config(
