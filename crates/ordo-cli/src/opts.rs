@@ -1,4 +1,5 @@
-//! Options shared by the subcommands: protocol and thread lists (workload options: [`crate::workloads`]).
+//! Options shared by the subcommands: protocol and thread lists, protocol knobs (workload options:
+//! [`crate::workloads`]).
 
 use crate::UsageError;
 
