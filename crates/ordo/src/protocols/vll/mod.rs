@@ -63,14 +63,14 @@
 //!   lock-request order; a request that conflicts with an earlier one of its own batch is blocked behind
 //!   it like any other), but the partition's latch and queue lines cross between cores once per batch
 //!   instead of once per transaction. The batch doubles from 1 while nothing blocks and falls back to 1
-//!   on any block, so under contention admission is one at a time as in the paper; it stops growing
+//!   on any block, so under contention admission is one at a time as in the paper. It stops growing
 //!   once its members hold 32 lock requests (`worker::BATCH_LOCK_BUDGET`: four `vll-micro`
-//!   transactions, two YCSB ones), which bounds the wait it adds; a dependent
-//!   transaction (reconnaissance) ends its batch and counts as a block, since its reconnaissance goes
-//!   stale while it waits. The price is
-//!   latency: a request waits for the ones drawn before it in its batch (p50 0.8 → 2.2 µs on
-//!   `vll-micro` with batches of 4), and a batch's locks are held from its section to the worker's next.
-//!   `--vll-batch 1` gives the paper's one-at-a-time loop; see `docs/results/vll.md` (sixth pass).
+//!   transactions, two YCSB ones), which bounds the wait it adds. A dependent transaction
+//!   (reconnaissance) ends its batch and counts as a block, since its reconnaissance goes stale while
+//!   it waits. The price is latency: a request waits for the ones drawn before it in its batch (p50
+//!   0.8 → 2.2 µs on `vll-micro` with batches of 4), and a batch's locks are held from its section to
+//!   the worker's next. `--vll-batch 1` gives the paper's one-at-a-time loop; see
+//!   `docs/results/vll.md` (sixth pass).
 //! * The critical section holds only the paper's work: counter increments/decrements, the queue
 //!   append/removal, two published words. Resolving keys to record slots (one index probe per key; the
 //!   slot rides in the lock request into execution, which never probes again) and deduplication
