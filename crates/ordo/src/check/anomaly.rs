@@ -12,18 +12,16 @@
 //!   concrete witness cycle is reported:
 //!   * **G0** — a cycle of `ww` edges only (dirty write);
 //!   * **G1c** — a cycle of `ww`/`wr` edges, not all `ww` (circular information flow);
-//!   * **G-single** — a cycle with exactly one `rw` edge (e.g. lost update, read skew);
-//!   * **G2-item** — any other cycle (two or more `rw` edges; e.g. write skew).
+//!   * **G-single** — a cycle with exactly one anti-dependency, item (`rw`) or predicate (`prw`)
+//!     (e.g. lost update, read skew);
+//!   * **G2-item** — a cycle of item edges only with two or more `rw` edges (e.g. write skew);
+//!   * **G2** — any other cycle: two or more anti-dependencies, and every cycle of the component
+//!     needs a predicate one (`prw`: a scan missed an insert, see [`super::graph`]) — a phantom.
 //!
 //!   The checks run in that order and the first hit is reported. Work is
 //!   restricted to the component's nodes, so cost is linear in the history
 //!   plus, for G-single, `O((V + E) * ceil(B / 64))` per component, where `B`
 //!   is the number of distinct `rw` targets in it (bit-parallel reachability).
-//!   * **G2** — a cycle with two or more anti-dependencies of which at least one
-//!     is a predicate's (`prw`: a scan missed an insert, see [`super::graph`])
-//!     and no cycle of item edges only closes through the component's item
-//!     anti-dependencies. A cycle with exactly one anti-dependency is G-single
-//!     whether that one is an item's or a predicate's.
 //! * **version-fork**: two committed writers claim to replace the same
 //!   version. Not an isolation anomaly but a broken engine invariant.
 
@@ -266,6 +264,12 @@ fn classify_scc(dsg: &Dsg, comp: &[u32], local: &mut [u32]) -> Option<Anomaly> {
     // With some, a cycle of item edges alone (found in the component without the `prw` arcs) is still
     // G2-item; otherwise every cycle goes through a predicate anti-dependency: G2.
     let predicate = |&(_, _, e): &(u32, u32, u32)| dsg.edges[e as usize].kind == EdgeKind::PRW;
+    // A witness: anti-dependency `a -> b`, then the shortest way back from `b` to `a`.
+    let through = |kind, &(a, b, e): &(u32, u32, u32)| {
+        let mut cycle = vec![e];
+        cycle.extend(bfs_path(&g.all, b, a)?);
+        Some(Anomaly::cycle(kind, to_witness(cycle)))
+    };
     if g.rw.iter().any(predicate) {
         let items: Vec<(u32, u32, u32)> = g
             .all_arcs
@@ -276,15 +280,9 @@ fn classify_scc(dsg: &Dsg, comp: &[u32], local: &mut [u32]) -> Option<Anomaly> {
         if let Some(c) = any_cycle(&Csr::new(comp.len(), &items)) {
             return Some(Anomaly::cycle(AnomalyKind::G2Item, to_witness(c)));
         }
-        let &(a, b, e) = g.rw.iter().find(|a| predicate(a))?;
-        let mut cycle = vec![e];
-        cycle.extend(bfs_path(&g.all, b, a)?);
-        return Some(Anomaly::cycle(AnomalyKind::G2, to_witness(cycle)));
+        return through(AnomalyKind::G2, g.rw.iter().find(|a| predicate(a))?);
     }
-    let &(a, b, e) = g.rw.first()?;
-    let mut cycle = vec![e];
-    cycle.extend(bfs_path(&g.all, b, a)?);
-    Some(Anomaly::cycle(AnomalyKind::G2Item, to_witness(cycle)))
+    through(AnomalyKind::G2Item, g.rw.first()?)
 }
 
 /// Some cycle of `g` as arc labels, if `g` has one.

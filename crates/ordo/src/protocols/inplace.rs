@@ -52,13 +52,6 @@ pub fn locate<M: Default + Send + Sync>(
     (v & ABSENT == 0).then_some((rid, v))
 }
 
-/// Makes `buf` one zeroed row image of `t`.
-#[inline]
-fn image_of<M: Default + Send + Sync>(t: &Table<M>, buf: &mut Vec<u64>) {
-    buf.clear();
-    buf.resize(t.schema().row_words(), 0);
-}
-
 /// Makes `buf` at least one row of `t` long (without clearing it: only the columns read are
 /// defined) and returns the row's length in words.
 #[inline]
@@ -195,8 +188,8 @@ impl InPlace {
         locate(t, key, hint, &mut self.rec)
     }
 
-    /// Point read for a protocol that has already made `key` safe to read: [`Self::read_version`],
-    /// then [`Self::read`] if the record is present.
+    /// Point read for a protocol that has already made `key` safe to read: [`get_unlocked`] into the
+    /// zeroed image buffer ([`locate`], then the columns read if the record is present).
     #[inline]
     pub fn get<'s, M: Default + Send + Sync>(
         &'s mut self,
@@ -402,6 +395,7 @@ impl InPlace {
     /// Sizes the image buffer for a row of `t`.
     #[inline]
     pub fn image<M: Default + Send + Sync>(&mut self, t: &Table<M>) {
-        image_of(t, &mut self.buf);
+        self.buf.clear();
+        self.buf.resize(t.schema().row_words(), 0);
     }
 }
