@@ -53,6 +53,9 @@
 //!   retain and the cleanup of its front (not at all when it is empty and the horizon already passed
 //!   the committed transaction: that one is released at once); releases run under it (no one takes a queue lock while
 //!   holding a record's or a table's mutex, and a sweeper only `try_lock`s another worker's queue).
+//!   Cleanup releases a committed transaction whose lists nothing ever touched (most of them) without
+//!   its `conflicts` mutex: once the horizon has passed it no transaction can reach it any more
+//!   (`TxnShared::retire_settled` has the argument).
 //!   Dooming another transaction (`Handle::doom`) is a compare-and-swap
 //!   ACTIVE → DOOMED, so it can neither undo an abort nor hit a transaction that is committing.
 //! * Transactions refer to each other through [`Handle`]s (see `state`): a check of another
@@ -452,7 +455,7 @@ impl SsiShared {
         if !sweep && cts <= horizon && mine.queued.load(Ordering::Relaxed) == 0 {
             // The queue is empty and `t` already overlaps no running transaction (none ran when
             // the horizon was computed): released at once, without locking the queue.
-            self.release(mine, t, 0);
+            self.release_settled(mine, t, 0);
             return;
         }
         if sireads != 0 {
@@ -502,6 +505,18 @@ impl SsiShared {
         }
     }
 
+    /// [`Self::release`] for a committed transaction the horizon has passed: without its
+    /// `conflicts` mutex when its lists were never touched (see [`TxnShared::retire_settled`]).
+    #[inline]
+    fn release_settled(&self, mine: &Retained, t: Handle, sireads: usize) {
+        if !t.rec().retire_settled() {
+            return self.release(mine, t, sireads);
+        }
+        if sireads != 0 {
+            bump(&mine.sireads, -(sireads as i64));
+        }
+    }
+
     /// Releases the front of `queue` while it committed at or before the horizon.
     fn release_front(&self, mine: &Retained, queue: &mut VecDeque<(Handle, usize)>, horizon: u64) {
         while let Some(&(t, sireads)) = queue.front() {
@@ -509,7 +524,7 @@ impl SsiShared {
                 break;
             }
             queue.pop_front();
-            self.release(mine, t, sireads);
+            self.release_settled(mine, t, sireads);
         }
     }
 }
@@ -681,6 +696,7 @@ impl SireadList {
 /// Remembers that `t` holds range locks in `table` (released at cleanup).
 pub fn remember_range(t: &TxnShared, table: TableId) {
     let mut c = t.conflicts.lock();
+    t.mark_traced();
     if !c.ranges.contains(&table) {
         c.ranges.push(table);
     }
@@ -770,5 +786,56 @@ mod tests {
             Ok(6)
         );
         assert_eq!(h.state(), Some((COMMITTED, 6)));
+    }
+
+    /// Cleanup releases a committed transaction without its `conflicts` mutex only if nothing was
+    /// ever pushed into its lists: one that got an in-conflict after it committed (a reader of an
+    /// older version) or holds a range lock goes through `retire`, which empties the lists and
+    /// drops the range lock; the recycled records start untouched.
+    #[test]
+    fn cleanup_skips_the_mutex_only_for_transactions_nothing_touched() {
+        let pool = Pool::default();
+        let ssi = SsiShared::new(1);
+        let mine = ssi.register();
+        let (mut a, mut b, mut c) = (VecDeque::new(), VecDeque::new(), VecDeque::new());
+        let quiet = pool.record(&mut a, 1);
+        let written = pool.record(&mut b, 2);
+        let scanner = pool.record(&mut c, 3);
+        let reader = pool.record(&mut a, 4).handle();
+        ssi.add_range(0, 10, 20, scanner.handle());
+        remember_range(scanner, 0);
+        for (t, cts) in [(quiet, 5), (written, 6), (scanner, 7)] {
+            assert_eq!(ssi.commit(t, false, || cts), Ok(cts));
+        }
+        // After `written` committed, a reader that read the version it overwrote: `reader →rw written`.
+        assert!(written
+            .handle()
+            .with_conflicts(|c| c.ins.push(reader))
+            .is_some());
+        assert_eq!(ssi.range_locks(), 1);
+        for (t, cts) in [(quiet, 5), (written, 6), (scanner, 7)] {
+            ssi.retain_and_cleanup(&mine, t.handle(), cts, 0, 10, false);
+            assert!(t.is_released());
+        }
+        assert_eq!(
+            ssi.range_locks(),
+            0,
+            "the scanner's range lock went with it"
+        );
+        // The recycled records start untouched, with empty lists.
+        let again = pool.record(&mut b, 12);
+        assert!(std::ptr::eq(again, written), "recycled");
+        let lists = again.retire(|c| (c.ins.len(), c.outs.len(), c.ranges.len()));
+        assert_eq!(lists, (0, 0, 0));
+        let again = pool.record(&mut c, 13);
+        assert!(std::ptr::eq(again, scanner), "recycled");
+        assert_eq!(ssi.commit(again, false, || 20), Ok(20));
+        assert!(again.retire_settled(), "untouched again");
+        // One touched after its commit is left to `retire`.
+        let touched = pool.record(&mut a, 14);
+        assert_eq!(ssi.commit(touched, false, || 21), Ok(21));
+        touched.handle().with_conflicts(|_| ());
+        assert!(!touched.retire_settled());
+        assert!(!touched.is_released());
     }
 }

@@ -15,7 +15,8 @@
 //! record could not be reused while a stale SIREAD lock still pointed to it).
 //!
 //! A handle is **validated** by comparing its id with the record's: the record's `id` works as a
-//! sequence lock. Releasing a record ([`TxnShared::retire`], under its `conflicts` mutex) stores
+//! sequence lock. Releasing a record ([`TxnShared::retire`], under its `conflicts` mutex, or
+//! [`TxnShared::retire_settled`] without it once nothing can reach the transaction) stores
 //! `RECYCLING` in `id`, then resets status and timestamps, then marks it released; reusing it later
 //! for the worker's next transaction only stores the new id (no lock: nothing can be pushed into a
 //! record whose `id` names no transaction); [`Handle::state`] reads `id`, status and
@@ -81,6 +82,9 @@ pub struct TxnShared {
     out_first: AtomicU64,
     /// Its SSI traces are gone and nothing needs the record any more: its worker may recycle it.
     released: AtomicBool,
+    /// Another transaction (or its own range read) has touched its `conflicts` since it began: a
+    /// conflict list or its range list may be non-empty (see [`TxnShared::retire_settled`]).
+    traced: AtomicBool,
     /// The transaction whose EXCLUSIVE lock this one is waiting for (deadlock detection).
     pub waiting_for: Mutex<Option<Handle>>,
     pub conflicts: SpinMutex<Conflicts>,
@@ -160,7 +164,10 @@ impl Handle {
     pub fn with_conflicts<R>(&self, f: impl FnOnce(&mut Conflicts) -> R) -> Option<R> {
         let r = self.rec();
         let mut c = r.conflicts.lock();
-        (r.id.load(Ordering::Acquire) == self.id).then(|| f(&mut c))
+        (r.id.load(Ordering::Acquire) == self.id).then(|| {
+            r.mark_traced();
+            f(&mut c)
+        })
     }
 
     /// §3.7: makes a running transaction the victim of a dangerous structure (it aborts at its next
@@ -192,6 +199,7 @@ impl TxnShared {
             cts: AtomicU64::new(INFINITY),
             out_first: AtomicU64::new(INFINITY),
             released: AtomicBool::new(false),
+            traced: AtomicBool::new(false),
             waiting_for: Mutex::new(None),
             conflicts: SpinMutex::new(Conflicts::default()),
         }
@@ -226,15 +234,17 @@ impl TxnShared {
         self.status.store(ACTIVE, Ordering::Relaxed);
         self.cts.store(INFINITY, Ordering::Relaxed);
         self.out_first.store(INFINITY, Ordering::Relaxed);
+        self.traced.store(false, Ordering::Relaxed);
         // `waiting_for` is already `None`: a wait clears it before it returns.
         drop(c);
         self.released.store(true, Ordering::Release);
         r
     }
 
-    /// [`TxnShared::retire`] for a record no other transaction ever writes to — under `si` and `rc`,
-    /// which push no conflicts and doom no one: the same reset without the `conflicts` mutex (a
-    /// reader through a stale handle still sees `RECYCLING` first, then the reset).
+    /// [`TxnShared::retire`] for a record no other transaction writes to any more — under `si` and
+    /// `rc`, which push no conflicts and doom no one, and under `ssi` through
+    /// [`TxnShared::retire_settled`]: the same reset without the `conflicts` mutex (a reader through
+    /// a stale handle still sees `RECYCLING` first, then the reset).
     pub fn retire_unshared(&self) {
         self.id.store(RECYCLING, Ordering::Relaxed);
         fence(Ordering::Release);
@@ -242,6 +252,35 @@ impl TxnShared {
         self.cts.store(INFINITY, Ordering::Relaxed);
         self.out_first.store(INFINITY, Ordering::Relaxed);
         self.released.store(true, Ordering::Release);
+    }
+
+    /// Releases a committed transaction that no running transaction overlaps any more (committed at
+    /// or before the horizon), without the `conflicts` mutex if nothing was ever pushed into its
+    /// lists: returns `false`, having done nothing, if something was (then call
+    /// [`TxnShared::retire`]).
+    ///
+    /// Why no other transaction can touch the record meanwhile: every push into a transaction's
+    /// lists and every doom comes from `markConflict` run by a *running* transaction `P` with `T` as
+    /// its other end, and such a `T` always commits after `P`'s snapshot (it wrote a version `P` did
+    /// not see, holds a lock `P` met, or read what `P` overwrites while running or committed after
+    /// `P` began). So while `P` runs the horizon stays below `T`'s commit time and `T` is not
+    /// released; once the horizon passed it, `P` had ended, and its end (the release store of its
+    /// snapshot slot, which the horizon computation read) orders every one of its pushes, and the
+    /// `traced` flag each set, before this call.
+    pub fn retire_settled(&self) -> bool {
+        if self.traced.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.retire_unshared();
+        true
+    }
+
+    /// Notes that its `conflicts` were touched (call under the `conflicts` mutex).
+    #[inline]
+    pub fn mark_traced(&self) {
+        if !self.traced.load(Ordering::Relaxed) {
+            self.traced.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Makes a record released by [`TxnShared::retire`] (whose reset the `Acquire` load of
