@@ -29,13 +29,41 @@
 //! Writes to another transaction's record (pushing a conflict, dooming it) happen under that record's
 //! `conflicts` mutex after checking its id there, so they can never land in a recycled record.
 
-use super::spin::SpinMutex;
 use crate::check::TxnId;
 use crate::storage::TableId;
 use parking_lot::Mutex;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+// The record's atomics and its `conflicts` mutex are loom's in a `--cfg ordo_loom` build, which
+// model-checks the handle protocol (`state_loom.rs`); the same code runs on `std`'s otherwise.
+#[cfg(not(ordo_loom))]
+use super::spin::SpinMutex;
+#[cfg(not(ordo_loom))]
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8};
+#[cfg(ordo_loom)]
+use {
+    loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8},
+    loom_mutex::SpinMutex,
+};
+
+/// Under loom, the `conflicts` mutex is loom's (a spin lock on `std` atomics would spin forever
+/// when loom pauses its holder), with the one method this file and `ssi` use.
+#[cfg(ordo_loom)]
+mod loom_mutex {
+    #[derive(Debug, Default)]
+    pub struct SpinMutex<T>(loom::sync::Mutex<T>);
+
+    impl<T> SpinMutex<T> {
+        pub fn new(t: T) -> Self {
+            SpinMutex(loom::sync::Mutex::new(t))
+        }
+        pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+            self.0.lock().expect("no panics while holding it")
+        }
+    }
+}
 
 /// Running (may still commit or abort).
 pub const ACTIVE: u8 = 0;
@@ -123,8 +151,11 @@ impl Handle {
         crate::storage::prefetch(self.ptr.as_ptr());
     }
 
-    /// Status and commit timestamp of the transaction, read consistently, or `None` if its record was
-    /// recycled (the transaction was released: nothing can conflict with it any more).
+    /// Status and commit timestamp of the transaction, or `None` if its record was recycled (the
+    /// transaction was released: nothing can conflict with it any more). The timestamp means
+    /// something only with `COMMITTED`, and then it is the commit timestamp (it is stored first);
+    /// a transaction caught committing may show it beside its earlier status (loom found the pair
+    /// `(COMMITTING, cts)`), which every caller reads as "not committed".
     #[inline]
     pub fn state(&self) -> Option<(u8, u64)> {
         let r = self.rec();
@@ -365,3 +396,7 @@ impl Pool {
         self.0.lock().len()
     }
 }
+
+#[cfg(all(test, ordo_loom))]
+#[path = "state_loom.rs"]
+mod loom_tests;
