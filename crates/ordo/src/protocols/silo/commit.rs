@@ -2,11 +2,12 @@
 //! and node sets, then install every write under a fresh TID.
 
 use super::sets::Sets;
+use super::tid::{fence, TidWord};
 use super::{tid, Silo};
 use crate::check::TxnId;
 use crate::storage::{Database, ABSENT};
 use crate::txn::{Abort, AbortReason, Recorder, TxResult};
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Runs the commit of the transaction `id` whose sets are in `w`; on `Err` nothing was installed and no
 /// lock is held.
@@ -53,7 +54,7 @@ pub(super) fn commit(silo: &Silo, w: &mut super::SiloWorker, id: TxnId) -> TxRes
 }
 
 /// Every read-set TID unchanged and not locked by another transaction, every node-set stripe unchanged.
-fn validate(db: &Database<AtomicU64>, sets: &Sets) -> bool {
+fn validate(db: &Database<TidWord>, sets: &Sets) -> bool {
     for r in &sets.reads {
         let now = db.table(r.table).meta(r.rid).load(Ordering::Acquire);
         if now & !tid::LOCK != r.tid {
@@ -73,21 +74,21 @@ fn validate(db: &Database<AtomicU64>, sets: &Sets) -> bool {
 }
 
 /// Inserts of absent keys: still absent now that we hold their locks (else someone inserted first).
-fn inserts_still_absent(db: &Database<AtomicU64>, sets: &Sets) -> bool {
+fn inserts_still_absent(db: &Database<TidWord>, sets: &Sets) -> bool {
     sets.writes
         .iter()
         .filter(|e| e.must_be_absent)
         .all(|e| db.table(e.table).version(e.rid).load(Ordering::Relaxed) & ABSENT != 0)
 }
 
-fn unlock_all(db: &Database<AtomicU64>, sets: &Sets) {
+fn unlock_all(db: &Database<TidWord>, sets: &Sets) {
     for e in &sets.writes {
         tid::unlock(db.table(e.table).meta(e.rid), e.locked_tid);
     }
 }
 
 /// Installs each write: data words, then the version word (recorded), then the TID, which unlocks.
-fn install(db: &Database<AtomicU64>, sets: &Sets, rec: &mut Recorder, id: TxnId, commit_tid: u64) {
+fn install(db: &Database<TidWord>, sets: &Sets, rec: &mut Recorder, id: TxnId, commit_tid: u64) {
     for e in &sets.writes {
         let t = db.table(e.table);
         if !e.deleted {

@@ -55,7 +55,8 @@
 //!
 //! * **Reads** take a stable snapshot ([`tid::stable`]): load the TID (spinning while locked), copy the
 //!   requested columns and the version word, re-load the TID, retry until both agree. The record and the
-//!   TID go to the read set.
+//!   TID go to the read set. A loom model (`tid_loom.rs`, `--cfg ordo_loom`) checks that such a copy is
+//!   always one whole version against a committer.
 //! * **Writes** (update, insert, delete) go to the write set with a row image in a per-worker buffer; later
 //!   reads of the same key see them. An update is a read-modify-write, so its read joins the read set.
 //! * **Phantoms.** Ordo's structure stripes stand in for Silo's B-tree leaf versions (the node set): a scan
@@ -84,11 +85,11 @@ use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::Recorder;
 use epoch::{EpochClock, EPOCH_PERIOD};
-use std::sync::atomic::AtomicU64;
+use tid::TidWord;
 
 /// Silo's optimistic concurrency control. Dropping it stops the epoch thread.
 pub struct Silo {
-    db: Database<AtomicU64>,
+    db: Database<TidWord>,
     epoch: EpochClock,
 }
 
@@ -100,7 +101,7 @@ impl Silo {
 }
 
 impl Protocol for Silo {
-    type Meta = AtomicU64;
+    type Meta = TidWord;
     type Worker = SiloWorker;
     type Tx<'w> = SiloTx<'w>;
 
@@ -112,13 +113,13 @@ impl Protocol for Silo {
         isolation: Isolation::Serializable,
     };
 
-    fn open(db: Database<AtomicU64>, _config: &ProtocolConfig) -> Self {
+    fn open(db: Database<TidWord>, _config: &ProtocolConfig) -> Self {
         Silo {
             db,
             epoch: EpochClock::start(EPOCH_PERIOD),
         }
     }
-    fn db(&self) -> &Database<AtomicU64> {
+    fn db(&self) -> &Database<TidWord> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> SiloWorker {

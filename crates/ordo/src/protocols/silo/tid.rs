@@ -15,7 +15,18 @@
 //! Whether the record exists is not here but in the storage version word (`ABSENT` bit); Silo changes
 //! that word only while holding this lock, so one stable snapshot of the TID covers both.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+/// The TID word: `std`'s atomic, or loom's in a `--cfg ordo_loom` build, which model-checks
+/// [`stable`] against a committer (`tid_loom.rs`).
+#[cfg(not(ordo_loom))]
+pub type TidWord = std::sync::atomic::AtomicU64;
+#[cfg(ordo_loom)]
+pub type TidWord = loom::sync::atomic::AtomicU64;
+#[cfg(ordo_loom)]
+pub use loom::{hint::spin_loop, sync::atomic::fence};
+#[cfg(not(ordo_loom))]
+pub use std::{hint::spin_loop, sync::atomic::fence};
 
 /// The lock bit.
 pub const LOCK: u64 = 1 << 63;
@@ -59,13 +70,13 @@ pub fn next_after(max_seen: u64, epoch: u64) -> u64 {
 
 /// Waits until the word is unlocked and returns it (`Acquire`: the data of that version is visible).
 #[inline]
-pub fn load_unlocked(word: &AtomicU64) -> u64 {
+pub fn load_unlocked(word: &TidWord) -> u64 {
     loop {
         let v = word.load(Ordering::Acquire);
         if !is_locked(v) {
             return v;
         }
-        std::hint::spin_loop();
+        spin_loop();
     }
 }
 
@@ -77,7 +88,7 @@ pub fn load_unlocked(word: &AtomicU64) -> u64 {
 /// `copy` saw any of those stores, the `Acquire` fence below makes the re-load see the lock bit or the
 /// committer's new TID, which differs from the first load because commit TIDs strictly increase.
 #[inline]
-pub fn stable<R>(word: &AtomicU64, mut copy: impl FnMut() -> R) -> (u64, R) {
+pub fn stable<R>(word: &TidWord, mut copy: impl FnMut() -> R) -> (u64, R) {
     loop {
         let before = load_unlocked(word);
         let r = copy();
@@ -85,14 +96,14 @@ pub fn stable<R>(word: &AtomicU64, mut copy: impl FnMut() -> R) -> (u64, R) {
         if word.load(Ordering::Relaxed) == before {
             return (before, r);
         }
-        std::hint::spin_loop();
+        spin_loop();
     }
 }
 
 /// Phase 1: spins until this thread sets the lock bit; returns the TID it held. Callers lock in a global
 /// order, so spinning cannot deadlock.
 #[inline]
-pub fn lock(word: &AtomicU64) -> u64 {
+pub fn lock(word: &TidWord) -> u64 {
     loop {
         let v = word.load(Ordering::Relaxed);
         if !is_locked(v)
@@ -102,7 +113,7 @@ pub fn lock(word: &AtomicU64) -> u64 {
         {
             return v;
         }
-        std::hint::spin_loop();
+        spin_loop();
     }
 }
 
@@ -110,11 +121,15 @@ pub fn lock(word: &AtomicU64) -> u64 {
 /// installs `tid` as the record's new TID, which releases the lock too. `Release`: everything written
 /// under the lock is visible to whoever sees the new word.
 #[inline]
-pub fn unlock(word: &AtomicU64, tid: u64) {
+pub fn unlock(word: &TidWord, tid: u64) {
     word.store(tid & !LOCK, Ordering::Release);
 }
 
-#[cfg(test)]
+#[cfg(all(test, ordo_loom))]
+#[path = "tid_loom.rs"]
+mod loom_tests;
+
+#[cfg(all(test, not(ordo_loom)))]
 mod tests {
     use super::*;
 
@@ -141,7 +156,7 @@ mod tests {
 
     #[test]
     fn lock_and_unlock() {
-        let w = AtomicU64::new(make(1, 1));
+        let w = TidWord::new(make(1, 1));
         assert_eq!(lock(&w), make(1, 1));
         assert!(is_locked(w.load(Ordering::Relaxed)));
         unlock(&w, make(1, 2));

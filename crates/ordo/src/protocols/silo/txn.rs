@@ -7,12 +7,13 @@
 //! it are refused ([`refuse_write`]).
 
 use super::sets::{NodeEntry, ReadEntry, Sets, WriteEntry};
+use super::tid::TidWord;
 use super::{tid, Silo};
 use crate::check::TxnId;
 use crate::protocols::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Per-thread state of [`Silo`]: ids, the recorder, the previous commit TID and reusable sets.
 pub struct SiloWorker {
@@ -45,7 +46,7 @@ pub struct SiloTx<'w> {
     pub(super) done: bool,
 }
 
-type SiloTable = Table<AtomicU64>;
+type SiloTable = Table<TidWord>;
 
 /// Copies columns `cols` of `rid` into `out` consistently with the record's TID; returns the TID and
 /// the version word.
