@@ -110,12 +110,14 @@ pub struct TxnShared {
     out_first: AtomicU64,
     /// Its SSI traces are gone and nothing needs the record any more: its worker may recycle it.
     released: AtomicBool,
-    /// Another transaction (or its own range read) has touched its `conflicts` since it began: a
-    /// conflict list or its range list may be non-empty (see [`TxnShared::retire_settled`]).
-    traced: AtomicBool,
     /// The transaction whose EXCLUSIVE lock this one is waiting for (deadlock detection).
     pub waiting_for: Mutex<Option<Handle>>,
     pub conflicts: SpinMutex<Conflicts>,
+    /// Another transaction (or its own range read) has touched its `conflicts` since it began: a
+    /// conflict list or its range list may be non-empty (see [`TxnShared::retire_settled`]). Last,
+    /// off the first line: the transaction that sets it must not invalidate the line every handle
+    /// check reads.
+    traced: AtomicBool,
 }
 
 /// A reference to a transaction: its id and its (never freed) record. See the module doc.
@@ -230,9 +232,9 @@ impl TxnShared {
             cts: AtomicU64::new(INFINITY),
             out_first: AtomicU64::new(INFINITY),
             released: AtomicBool::new(false),
-            traced: AtomicBool::new(false),
             waiting_for: Mutex::new(None),
             conflicts: SpinMutex::new(Conflicts::default()),
+            traced: AtomicBool::new(false),
         }
     }
 
@@ -394,6 +396,29 @@ impl Pool {
     /// Records allocated so far.
     pub fn allocated(&self) -> usize {
         self.0.lock().len()
+    }
+}
+
+#[cfg(all(test, not(ordo_loom)))]
+mod tests {
+    use super::*;
+
+    /// What another transaction reads through a handle (id, status, timestamp) shares one cache
+    /// line with nothing another transaction writes: the conflicts mutex and the `traced` flag
+    /// (written by whoever pushes a conflict) come after it.
+    #[test]
+    fn the_line_handles_read_is_not_written_by_other_transactions() {
+        use std::mem::offset_of;
+        let first_line = [
+            offset_of!(TxnShared, id),
+            offset_of!(TxnShared, status),
+            offset_of!(TxnShared, cts),
+            offset_of!(TxnShared, out_first),
+            offset_of!(TxnShared, released),
+        ];
+        assert!(first_line.iter().all(|&o| o < 64), "{first_line:?}");
+        assert!(offset_of!(TxnShared, conflicts) >= 64);
+        assert!(offset_of!(TxnShared, traced) >= 64);
     }
 }
 
