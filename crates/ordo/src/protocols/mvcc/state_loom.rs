@@ -21,6 +21,24 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     b.check(f);
 }
 
+/// Transaction 1, in a record of a fresh pool (kept alive by the returned `Arc`), and a thread
+/// running `other` with its handle.
+fn transaction_one_and<R: Send + 'static>(
+    other: impl FnOnce(Handle) -> R + Send + 'static,
+) -> (Arc<Pool>, Handle, loom::thread::JoinHandle<R>) {
+    let pool = Arc::new(Pool::default());
+    let h = pool.record(&mut VecDeque::new(), 1).handle();
+    (pool, h, loom::thread::spawn(move || other(h)))
+}
+
+/// The owner's next transaction, 2, in transaction 1's record once it is released.
+fn reuse<'p>(pool: &'p Pool, first: &TxnShared) -> &'p TxnShared {
+    let mut mine = VecDeque::from([first.handle()]);
+    let second = pool.record(&mut mine, 2);
+    assert!(std::ptr::eq(second, first), "the record is recycled");
+    second
+}
+
 /// What another transaction may legitimately have read of transaction 1 (committed at 5 if
 /// `committed`) through its handle: nothing (released), or a status transaction 1 really had, with
 /// its commit timestamp whenever that status is `COMMITTED` — never transaction 2's (9) or the
@@ -44,15 +62,12 @@ fn check_seen(seen: Option<(u8, u64)>, committed: bool) {
 #[test]
 fn loom_a_stale_handle_never_acts_on_the_next_transaction_in_the_record() {
     model(|| {
-        let pool = Arc::new(Pool::default());
-        let mut mine = VecDeque::new();
-        let first = pool.record(&mut mine, 1);
-        let h = first.handle();
-        let other = loom::thread::spawn(move || {
+        let (pool, h, other) = transaction_one_and(|h| {
             h.doom();
             let pushed = h.with_conflicts(|c| c.ins.push(h)).is_some();
             (h.state(), pushed)
         });
+        let first = h.rec();
         let committed = first.try_begin_commit();
         if committed {
             first.set_committed(5);
@@ -61,8 +76,7 @@ fn loom_a_stale_handle_never_acts_on_the_next_transaction_in_the_record() {
             first.set_status(ABORTED);
         }
         let ins_at_release = first.retire(|c| c.ins.len());
-        let second = pool.record(&mut mine, 2);
-        assert!(std::ptr::eq(second, first), "the record is recycled");
+        let second = reuse(&pool, first);
         let h2 = second.handle();
         assert_eq!(second.status(), ACTIVE, "transaction 2 starts undoomed");
         second.set_committed(9);
@@ -84,16 +98,12 @@ fn loom_a_stale_handle_never_acts_on_the_next_transaction_in_the_record() {
 #[test]
 fn loom_a_reader_through_a_stale_handle_never_sees_the_reused_record() {
     model(|| {
-        let pool = Arc::new(Pool::default());
-        let mut mine = VecDeque::new();
-        let first = pool.record(&mut mine, 1);
-        let h = first.handle();
-        let reader = loom::thread::spawn(move || (h.state(), h.state()));
+        let (pool, h, reader) = transaction_one_and(|h| (h.state(), h.state()));
+        let first = h.rec();
         assert!(first.try_begin_commit());
         first.set_committed(5);
         assert!(first.retire_settled(), "nothing touched its lists");
-        let second = pool.record(&mut mine, 2);
-        assert!(std::ptr::eq(second, first), "the record is recycled");
+        let second = reuse(&pool, first);
         second.set_committed(9);
         let (a, b) = reader.join().expect("no panic");
         check_seen(a, true);

@@ -17,7 +17,13 @@
 //! [`MAX_OWNER_WORKERS`] workers, and in exchange a waits-for edge set is one `u64` and cycle detection
 //! never allocates.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+// loom's atomic in a `--cfg ordo_loom` build, which model-checks both words (`lock_loom.rs`).
+#[cfg(ordo_loom)]
+use loom::sync::atomic::AtomicU64;
+#[cfg(not(ordo_loom))]
+use std::sync::atomic::AtomicU64;
 
 /// The exclusive bit of both lock words.
 pub const X_BIT: u64 = 1 << 63;
@@ -151,7 +157,11 @@ impl OwnerLock {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, ordo_loom))]
+#[path = "lock_loom.rs"]
+mod loom_tests;
+
+#[cfg(all(test, not(ordo_loom)))]
 mod tests {
     use super::*;
 
