@@ -37,11 +37,14 @@ fn touch<L>(g: &Guarded<L>, mode: Mode) {
     }
 }
 
-/// No-wait's word: two workers, each trying once (a refused request aborts, as under no-wait);
-/// every pair of modes, and an upgrade. Whatever the interleaving, the accesses never race and the
-/// row counts exactly the writes that got the lock.
-#[test]
-fn loom_count_lock_orders_every_holder_after_the_last() {
+/// Two workers on one record guarded by an `L`, for every pair of modes: worker `1 << i` runs
+/// `hold(record, 1 << i, mode)`, which takes the lock (or gives up), touches the row, releases, and
+/// returns how many writes it made. Whatever the interleaving, the accesses never race, the row
+/// counts exactly those writes, and the lock word (`word`) ends free.
+fn two_workers<L: Default + Send + Sync + 'static>(
+    hold: fn(&Guarded<L>, u64, Mode) -> u64,
+    word: fn(&L) -> u64,
+) {
     use Mode::{Exclusive, Shared};
     for (a, b) in [
         (Exclusive, Exclusive),
@@ -50,73 +53,63 @@ fn loom_count_lock_orders_every_holder_after_the_last() {
     ] {
         model(move || {
             let g = Arc::new(Guarded {
-                lock: CountLock::default(),
+                lock: L::default(),
                 row: UnsafeCell::new(0),
             });
-            let worker = |g: Arc<Guarded<CountLock>>, mode: Mode| {
-                move || {
-                    if !g.lock.try_acquire(mode) {
-                        return 0;
-                    }
-                    touch(&g, mode);
-                    // A sole reader upgrades and writes too.
-                    let wrote = match mode {
-                        Exclusive => 1,
-                        Shared if g.lock.try_upgrade() => {
-                            touch(&g, Exclusive);
-                            g.lock.release(Exclusive);
-                            return 1;
-                        }
-                        Shared => 0,
-                    };
-                    g.lock.release(mode);
-                    wrote
-                }
-            };
-            let t = loom::thread::spawn(worker(g.clone(), a));
-            let mine = worker(g.clone(), b)();
+            let other = g.clone();
+            let t = loom::thread::spawn(move || hold(&other, 1 << 0, a));
+            let mine = hold(&g, 1 << 1, b);
             let theirs = t.join().expect("no panic");
             assert_eq!(g.row.with(|r| unsafe { *r }), mine + theirs);
-            assert_eq!(g.lock.word(), 0, "every hold released");
+            assert_eq!(word(&g.lock), 0, "every hold released");
         });
     }
 }
 
+/// No-wait's word: each worker tries once (a refused request aborts, as under no-wait), and a sole
+/// reader upgrades and writes too.
+#[test]
+fn loom_count_lock_orders_every_holder_after_the_last() {
+    two_workers::<CountLock>(
+        |g, _, mode| {
+            if !g.lock.try_acquire(mode) {
+                return 0;
+            }
+            touch(g, mode);
+            let wrote = match mode {
+                Mode::Exclusive => 1,
+                Mode::Shared if g.lock.try_upgrade() => {
+                    touch(g, Mode::Exclusive);
+                    g.lock.release(Mode::Exclusive);
+                    return 1;
+                }
+                Mode::Shared => 0,
+            };
+            g.lock.release(mode);
+            wrote
+        },
+        CountLock::word,
+    );
+}
+
 /// Wait-die's and detect's word, with worker bits: the same, including a shared holder's upgrade
-/// while another worker races for the record.
+/// while the other worker races for the record.
 #[test]
 fn loom_owner_lock_orders_every_holder_after_the_last() {
-    use Mode::{Exclusive, Shared};
-    for (a, b) in [
-        (Exclusive, Exclusive),
-        (Exclusive, Shared),
-        (Shared, Shared),
-    ] {
-        model(move || {
-            let g = Arc::new(Guarded {
-                lock: OwnerLock::default(),
-                row: UnsafeCell::new(0),
-            });
-            let worker = |g: Arc<Guarded<OwnerLock>>, me: u64, mode: Mode| {
-                move || {
-                    if g.lock.try_acquire(me, mode).is_err() {
-                        return 0;
-                    }
-                    touch(&g, mode);
-                    let mut held = mode;
-                    if mode == Shared && g.lock.try_acquire(me, Exclusive).is_ok() {
-                        held = Exclusive;
-                        touch(&g, Exclusive);
-                    }
-                    g.lock.release(me, held);
-                    u64::from(held == Exclusive)
-                }
-            };
-            let t = loom::thread::spawn(worker(g.clone(), 1 << 0, a));
-            let mine = worker(g.clone(), 1 << 1, b)();
-            let theirs = t.join().expect("no panic");
-            assert_eq!(g.row.with(|r| unsafe { *r }), mine + theirs);
-            assert_eq!(g.lock.word(), 0, "every hold released");
-        });
-    }
+    two_workers::<OwnerLock>(
+        |g, me, mode| {
+            if g.lock.try_acquire(me, mode).is_err() {
+                return 0;
+            }
+            touch(g, mode);
+            let mut held = mode;
+            if mode == Mode::Shared && g.lock.try_acquire(me, Mode::Exclusive).is_ok() {
+                held = Mode::Exclusive;
+                touch(g, Mode::Exclusive);
+            }
+            g.lock.release(me, held);
+            u64::from(held == Mode::Exclusive)
+        },
+        OwnerLock::word,
+    );
 }
