@@ -253,3 +253,84 @@ impl Schema {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The word runs of `cols`, computed column by column (the reference).
+    fn runs_by_column(s: &Schema, cols: ColumnSet) -> Vec<std::ops::Range<usize>> {
+        let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+        for c in s.clamp(cols).iter() {
+            let r = s.words_of(c);
+            match out.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+
+    fn runs(s: &Schema, cols: ColumnSet) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        s.for_each_word_run(cols, |r| out.push(r));
+        out
+    }
+
+    fn schema(widths: &[u16]) -> Schema {
+        let cols = widths
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                let ty = if w == 0 {
+                    ColumnType::Int
+                } else {
+                    ColumnType::Char(w)
+                };
+                Column::new(format!("c{i}"), ty)
+            })
+            .collect();
+        Schema::new(cols).unwrap()
+    }
+
+    #[test]
+    fn word_runs_merge_adjacent_columns_and_skip_missing_ones() {
+        // Words: c0 0..1, c1 1..3 (9 bytes), c2 3..4, c3 4..5.
+        let s = schema(&[0, 9, 0, 0]);
+        assert_eq!(runs(&s, ColumnSet::ALL), vec![0..5]);
+        assert_eq!(runs(&s, s.all()), vec![0..5]);
+        assert_eq!(runs(&s, ColumnSet::of(&[1])), vec![1..3]);
+        assert_eq!(runs(&s, ColumnSet::of(&[0, 2, 3])), vec![0..1, 3..5]);
+        assert_eq!(runs(&s, ColumnSet::of(&[1, 3])), vec![1..3, 4..5]);
+        assert_eq!(
+            runs(&s, ColumnSet::NONE),
+            Vec::<std::ops::Range<usize>>::new()
+        );
+        // Bits past the last column are not columns.
+        assert_eq!(
+            runs(&s, ColumnSet(0b1111_0000)),
+            Vec::<std::ops::Range<usize>>::new()
+        );
+        assert_eq!(runs(&s, ColumnSet(u64::MAX << 3)), vec![4..5]);
+    }
+
+    #[test]
+    fn a_full_sixty_four_column_row_is_one_run() {
+        let s = schema(&[0; 64]);
+        assert_eq!(runs(&s, ColumnSet::ALL), vec![0..64]);
+        assert_eq!(runs(&s, ColumnSet(1 << 63)), vec![63..64]);
+        assert_eq!(runs(&s, ColumnSet(u64::MAX - 1)), vec![1..64]);
+    }
+
+    proptest! {
+        #[test]
+        fn word_runs_match_a_column_by_column_walk(
+            widths in proptest::collection::vec(0u16..20, 1..=64),
+            mask in any::<u64>(),
+        ) {
+            let s = schema(&widths);
+            prop_assert_eq!(runs(&s, ColumnSet(mask)), runs_by_column(&s, ColumnSet(mask)));
+        }
+    }
+}
