@@ -105,27 +105,47 @@ impl VllCounters {
             cs: (w >> 32) as u32,
         }
     }
-    #[inline]
-    fn set(&self, c: Counters) {
-        self.0
-            .store(c.cx as u64 | (c.cs as u64) << 32, Ordering::Relaxed);
-    }
-    /// [`Counters::request`] on this record (caller serializes).
+    /// [`Counters::request`] on this record (caller serializes), as arithmetic on the packed word:
+    /// an exclusive request adds one to C_X and is granted iff the word is then exactly 1 (C_X = 1,
+    /// C_S = 0); a shared one adds one to C_S and is granted iff the low half (C_X) is 0. This sits in
+    /// `BeginTransaction`'s critical section once per lock, so it is kept to a load, an add, a store
+    /// and a compare.
     #[inline]
     pub fn request(&self, mode: Mode) -> bool {
-        let mut c = self.get();
-        let granted = c.request(mode);
-        self.set(c);
-        granted
+        let w = self.0.load(Ordering::Relaxed);
+        match mode {
+            Mode::Shared => {
+                let w = w + CS_ONE;
+                self.0.store(w, Ordering::Relaxed);
+                w as u32 == 0
+            }
+            Mode::Exclusive => {
+                debug_assert!(w as u32 != u32::MAX, "C_X overflow");
+                let w = w + 1;
+                self.0.store(w, Ordering::Relaxed);
+                w == 1
+            }
+        }
     }
-    /// [`Counters::release`] on this record (caller serializes).
+    /// [`Counters::release`] on this record (caller serializes): the counter never goes below zero
+    /// (releasing what was never requested is a bug and panics).
     #[inline]
     pub fn release(&self, mode: Mode) {
-        let mut c = self.get();
-        c.release(mode);
-        self.set(c);
+        let w = self.0.load(Ordering::Relaxed);
+        let (held, one) = match mode {
+            Mode::Shared => (w >> 32, CS_ONE),
+            Mode::Exclusive => (w & u32::MAX as u64, 1),
+        };
+        assert!(
+            held != 0,
+            "VLL counter released below zero (released a lock never requested)"
+        );
+        self.0.store(w - one, Ordering::Relaxed);
     }
 }
+
+/// One shared request in a packed [`VllCounters`] word (C_S is the high half).
+const CS_ONE: u64 = 1 << 32;
 
 /// One lock request of a transaction: a record (by table, key and slot) and a mode.
 #[derive(Clone, Copy, Debug)]
@@ -395,6 +415,38 @@ mod tests {
         c.release(Mode::Exclusive);
         c.release(Mode::Shared);
         assert!(c.get().is_zero());
+    }
+
+    #[test]
+    #[should_panic(expected = "below zero")]
+    fn releasing_a_colocated_lock_never_requested_panics() {
+        let c = VllCounters::default();
+        assert!(c.request(Mode::Exclusive));
+        // C_X is 1 but C_S is 0: the shared release must not borrow from C_X.
+        c.release(Mode::Shared);
+    }
+
+    proptest::proptest! {
+        /// The packed word's arithmetic grants and counts exactly as the paper's rule on two
+        /// numbers, over any sequence of requests and releases of held locks.
+        #[test]
+        fn colocated_arithmetic_matches_the_two_counters(
+            ops in proptest::collection::vec((proptest::bool::ANY, proptest::bool::ANY), 0..200),
+        ) {
+            let packed = VllCounters::default();
+            let mut model = Counters::default();
+            for (request, exclusive) in ops {
+                let mode = if exclusive { Mode::Exclusive } else { Mode::Shared };
+                let held = if exclusive { model.cx } else { model.cs };
+                if request || held == 0 {
+                    proptest::prop_assert_eq!(packed.request(mode), model.request(mode));
+                } else {
+                    packed.release(mode);
+                    model.release(mode);
+                }
+                proptest::prop_assert_eq!(packed.get(), model);
+            }
+        }
     }
 
     #[test]
