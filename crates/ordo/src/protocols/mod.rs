@@ -14,6 +14,7 @@ use crate::txn::{
 };
 
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
+pub mod aimd;
 pub mod conformance;
 pub mod deterministic;
 pub mod inplace;

@@ -27,7 +27,7 @@
 //! Deviation: a program stays with the worker thread that drew it (the pipeline only sees its lock
 //! set), so a worker is both Calvin's client and its executor; each keeps up to [`WINDOW`]
 //! transactions in flight so that it always has something ready to execute, fewer while its
-//! reconnaissance keeps going stale ([`Window`]). No replication, no multi-node partitioning: one
+//! reconnaissance keeps going stale ([`new_window`]). No replication, no multi-node partitioning: one
 //! sequencer and one lock manager cover the whole database.
 //!
 //! Interactive transactions ([`Protocol::begin`]) have no declared lock set: they are sequenced as a
@@ -50,6 +50,7 @@ mod tests;
 pub use calvin::Calvin;
 pub use calvin_vll::CalvinVll;
 
+use crate::protocols::aimd::Aimd;
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
@@ -66,11 +67,11 @@ use std::sync::mpsc::{self, Receiver, Sender};
 /// time on the micro-benchmark; 64 keeps them busy.
 pub const WINDOW: usize = 64;
 
-/// The fewest (see [`Window`]).
+/// The fewest (see [`new_window`]).
 pub const MIN_WINDOW: usize = 2;
 
-/// How many transactions a worker keeps in flight: [`WINDOW`] while reconnaissance holds, shrinking
-/// while it goes stale (additive increase, multiplicative decrease).
+/// A worker's in-flight window: [`WINDOW`] transactions while reconnaissance holds, shrinking
+/// while it goes stale ([`Aimd`] between [`MIN_WINDOW`] and [`WINDOW`]).
 ///
 /// A dependent transaction plans from a reconnaissance read made when it is submitted, and is
 /// checked when it runs, after everything sequenced ahead of it: the deeper the pipeline, the more
@@ -78,42 +79,11 @@ pub const MIN_WINDOW: usize = 2;
 /// from its district's `d_next_o_id`, a window of 64 per worker made `calvin` fail validation about
 /// once per commit at 4 warehouses and five times at 1, against 0.04 and 0.17 with a window of 4
 /// (which, on the micro-benchmark with no dependent transactions, cost two thirds of the
-/// throughput). So a stale reconnaissance halves the worker's window (down to [`MIN_WINDOW`]) and
-/// every window's worth of completed transactions grows it by one, back up to [`WINDOW`]: workloads
-/// without dependent transactions never leave the maximum, the others settle where staleness is rare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
-    cur: usize,
-    credit: usize,
-}
-
-impl Default for Window {
-    fn default() -> Self {
-        Window {
-            cur: WINDOW,
-            credit: 0,
-        }
-    }
-}
-
-impl Window {
-    /// Transactions that may be in flight now.
-    pub fn size(&self) -> usize {
-        self.cur
-    }
-    /// A transaction's reconnaissance went stale: halve.
-    pub fn stale(&mut self) {
-        self.cur = (self.cur / 2).max(MIN_WINDOW);
-        self.credit = 0;
-    }
-    /// A transaction completed (committed, or aborted for good): a window's worth grows it by one.
-    pub fn completed(&mut self) {
-        self.credit += 1;
-        if self.credit >= self.cur {
-            self.credit = 0;
-            self.cur = (self.cur + 1).min(WINDOW);
-        }
-    }
+/// throughput). So a stale reconnaissance halves the worker's window and every window's worth of
+/// completed transactions grows it by one: workloads without dependent transactions never leave the
+/// maximum, the others settle where staleness is rare.
+pub fn new_window() -> Aimd {
+    Aimd::new(MIN_WINDOW, WINDOW)
 }
 
 /// A lock-manager flavour of the deterministic pipeline, with its protocol's name.
@@ -265,7 +235,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         out
     }
 
-    /// Keeps up to [`Window::size`] transactions in flight: submits new ones while there is room,
+    /// Keeps up to a [`new_window`]'s size of transactions in flight: submits new ones while there is room,
     /// executes whichever is granted, resubmits the ones whose reconnaissance was wrong.
     fn run_worker<R: RequestSource>(&self, w: &mut DetWorker, requests: &mut R) {
         struct Slot<P> {
@@ -286,7 +256,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
             .collect();
         let mut free: Vec<usize> = (0..WINDOW).rev().collect();
         let mut in_flight = 0;
-        let mut window = Window::default();
+        let mut window = new_window();
         let mut exhausted = false;
         loop {
             while !exhausted && in_flight < window.size() {

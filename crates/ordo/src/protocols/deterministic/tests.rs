@@ -306,40 +306,15 @@ fn calvin_vll_interactive_barriers_alongside_the_pipeline() {
     super::testkit::interactive_alongside_worker_loop::<CalvinVll>();
 }
 
-/// The in-flight window: stale reconnaissance halves it down to the floor, a window's worth of
-/// completions grows it by one up to the maximum, and a workload that never goes stale stays at the
-/// maximum.
+/// The in-flight window starts at its maximum and stale reconnaissance takes it down to the floor
+/// (the policy itself is tested in `protocols::aimd`).
 #[test]
-fn the_in_flight_window_shrinks_on_stale_reconnaissance_and_grows_back() {
-    use super::{Window, MIN_WINDOW, WINDOW};
-    let mut w = Window::default();
+fn the_in_flight_window_runs_between_its_floor_and_its_maximum() {
+    use super::{new_window, MIN_WINDOW, WINDOW};
+    let mut w = new_window();
     assert_eq!(w.size(), WINDOW);
-    for _ in 0..10 * WINDOW {
-        w.completed();
-    }
-    assert_eq!(w.size(), WINDOW, "never above the maximum");
-    w.stale();
-    assert_eq!(w.size(), WINDOW / 2);
     for _ in 0..10 {
         w.stale();
     }
-    assert_eq!(w.size(), MIN_WINDOW, "never below the floor");
-    // One more in flight per window's worth of completions.
-    for _ in 0..MIN_WINDOW - 1 {
-        w.completed();
-    }
     assert_eq!(w.size(), MIN_WINDOW);
-    w.completed();
-    assert_eq!(w.size(), MIN_WINDOW + 1);
-    // A stale one in the middle of a window's worth resets the count.
-    w.completed();
-    w.stale();
-    assert_eq!(w.size(), MIN_WINDOW);
-    w.completed();
-    assert_eq!(w.size(), MIN_WINDOW, "the credit was reset");
-    // Back to the maximum after enough completions.
-    for _ in 0..WINDOW * WINDOW {
-        w.completed();
-    }
-    assert_eq!(w.size(), WINDOW);
 }

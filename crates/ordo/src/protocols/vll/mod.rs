@@ -15,7 +15,9 @@
 //! 3. A blocked transaction runs when it reaches the **front** of the TxnQueue: everything that locked
 //!    before it has finished, and everything after it that conflicts is blocked. Hence no deadlock.
 //! 4. New transactions are admitted only while the number of *blocked* ones is below a threshold
-//!    ([`VllConfig::blocked_limit`]).
+//!    ([`VllConfig::blocked_limit`]; each worker halves its own threshold whenever a dependent
+//!    transaction's reconnaissance went stale while it waited, and grows it back as transactions
+//!    complete — [`crate::protocols::aimd`]).
 //! 5. `vll-sca`: when the queue is full, **selective contention analysis** ([`sca`]) scans it oldest
 //!    first with two bit arrays and finds a blocked transaction that conflicts with no older one.
 //!
@@ -133,7 +135,9 @@ pub const DEFAULT_MAX_BATCH: usize = 4;
 /// `ordo verify` set them with `--vll-blocked-limit` and `--vll-batch`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VllConfig {
-    /// Admission stops while this many transactions are blocked in the TxnQueue.
+    /// Admission stops while this many transactions are blocked in the TxnQueue (the most: a worker
+    /// whose dependent transactions' reconnaissance goes stale lowers its own threshold, see
+    /// [`crate::protocols::aimd`]).
     pub blocked_limit: usize,
     /// Largest admission batch of a worker's main loop (1: one transaction per critical section, as in
     /// Fig. 1).

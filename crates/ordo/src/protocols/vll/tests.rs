@@ -887,6 +887,14 @@ fn stale_reconnaissance_aborts_and_resubmits_as_a_new_transaction() {
     );
     assert!(!hist[0].committed && hist[1].committed);
     assert_ne!(hist[0].id, hist[1].id, "resubmitted as a new transaction");
+    let st = p.loop_stats();
+    assert_eq!(st.stale, 1);
+    assert_eq!(
+        st.limit,
+        DEFAULT_BLOCKED_LIMIT / 2,
+        "a stale reconnaissance halves the worker's blocked threshold (one completion since: no \
+         growth yet)"
+    );
     let mut tx = p.begin(&mut wk);
     let b =
         |tx: &mut VllTx<'_, Points>, k| tx.get(KV, k, ColumnSet::one(B)).unwrap().unwrap().int(B);

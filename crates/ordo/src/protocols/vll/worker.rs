@@ -27,7 +27,10 @@ use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
 use super::txn_queue::Seq;
 use super::{Flavor, Vll};
-use crate::txn::{run_pieces, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
+use crate::protocols::aimd::Aimd;
+use crate::txn::{
+    run_pieces, AbortReason, AccessKind, Program, RequestSource, Ticket, Tx, TxResult,
+};
 use std::collections::VecDeque;
 
 /// What the main loop keeps between iterations.
@@ -50,6 +53,11 @@ struct LoopState<P, R> {
     /// is not full" is read from here while it says so, and from the shared counter only once it
     /// says full (so a free-running worker reads no line the other workers write).
     seen_blocked: usize,
+    /// The blocked-transaction threshold this worker admits under: `--vll-blocked-limit` while its
+    /// reconnaissance holds, halved by each stale one (see [`Aimd`]). A dependent transaction that
+    /// waits blocked behind others is validated only when it reaches the head, and on TPC-C one
+    /// blocked behind a New-Order of its own district always finds `d_next_o_id` changed.
+    limit: Aimd,
     stats: LoopStats,
 }
 
@@ -70,6 +78,11 @@ pub struct LoopStats {
     pub sca_found: u64,
     /// Loop turns that found nothing to do (queue full, nothing of mine runnable).
     pub idle_turns: u64,
+    /// Dependent transactions resubmitted because their reconnaissance went stale.
+    pub stale: u64,
+    /// The blocked-transaction threshold the worker admitted under when its loop ended (summed
+    /// stats: the lowest of the workers'; 0: none reported).
+    pub limit: usize,
 }
 
 impl LoopStats {
@@ -82,6 +95,11 @@ impl LoopStats {
         self.sca_runs += o.sca_runs;
         self.sca_found += o.sca_found;
         self.idle_turns += o.idle_turns;
+        self.stale += o.stale;
+        self.limit = match (self.limit, o.limit) {
+            (0, l) | (l, 0) => l,
+            (a, b) => a.min(b),
+        };
     }
 }
 
@@ -239,6 +257,7 @@ impl<F: Flavor> Vll<F> {
             outcomes: Vec::new(),
             batch: 1,
             seen_blocked: 0,
+            limit: Aimd::new(1, self.blocked_limit),
             stats: LoopStats::default(),
         };
         let mut exhausted = false;
@@ -260,8 +279,7 @@ impl<F: Flavor> Vll<F> {
                 }
             }
             // 2. Admission, while the queue is not full.
-            if !exhausted
-                && (st.seen_blocked < self.blocked_limit || part.blocked() < self.blocked_limit)
+            if !exhausted && (st.seen_blocked < st.limit.size() || part.blocked() < st.limit.size())
             {
                 exhausted = self.draw(w, requests, &mut st);
                 self.admit_drawn(w, requests, &mut st);
@@ -270,6 +288,7 @@ impl<F: Flavor> Vll<F> {
             }
             self.flush(&mut st);
             if exhausted && st.pending.is_empty() {
+                st.stats.limit = st.limit.size();
                 if std::env::var_os("ORDO_VLL_STATS").is_some() {
                     eprintln!("{} worker {}: {:?}", F::INFO.name, w.id, st.stats);
                 }
@@ -279,7 +298,7 @@ impl<F: Flavor> Vll<F> {
             // 3. The queue is full: selective contention analysis, for one of my transactions.
             if F::SCA
                 && !st.pending.is_empty()
-                && part.blocked() >= self.blocked_limit
+                && part.blocked() >= st.limit.size()
                 && part.finishes() != sca_seen
             {
                 let epoch = part.finishes();
@@ -449,11 +468,16 @@ impl<F: Flavor> Vll<F> {
         match r {
             Err(a) if a.is_retryable() => {
                 requests.aborted(a.reason);
+                if a.reason == AbortReason::Validation {
+                    st.stats.stale += 1;
+                    st.limit.stale();
+                }
                 let locks = st.spare_locks.pop().unwrap_or_default();
                 self.admit(w, requests, program, ticket, locks, st);
             }
             r => {
                 requests.finished(ticket, r);
+                st.limit.completed();
                 st.spare_programs.push(program);
             }
         }
