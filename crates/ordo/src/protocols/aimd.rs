@@ -9,7 +9,8 @@
 //! stale reconnaissance (down to a floor), and grows by one for every bound's worth of transactions
 //! completed: workloads that never go stale never leave the maximum, the others settle where
 //! staleness is rare. Used for the deterministic pipeline's in-flight window
-//! ([`super::deterministic::Window`]) and VLL's blocked-transaction threshold ("TxnQueue is full").
+//! ([`super::deterministic::new_window`]), `vll-partitioned`'s in-flight window, and the VLL main
+//! loop's blocked-transaction threshold ("TxnQueue is full").
 
 /// An AIMD bound between a floor and a maximum (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -59,11 +59,13 @@
 //! transaction is at the head of all of its queues.
 //!
 //! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
-//! each worker keeps up to [`WINDOW`] queued transactions in flight. Interactive transactions
+//! each worker keeps up to [`WINDOW`] queued transactions in flight (fewer while reconnaissance goes
+//! stale, see [`crate::protocols::aimd`]). Interactive transactions
 //! ([`Protocol::begin`]) wait until every queue is empty and hold every partition latch.
 
 use super::partition_of;
 use super::parts::PartSet;
+use crate::protocols::aimd::Aimd;
 use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
 #[cfg(doc)]
 use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
@@ -74,7 +76,7 @@ use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
-    run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
+    run_pieces, wait, AbortReason, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
 };
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
@@ -82,7 +84,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
-/// Queued transactions a worker keeps in flight.
+/// The most queued transactions a worker keeps in flight: fewer, down to 2, while its dependent
+/// transactions' reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order queued
+/// behind another of its district always finds `d_next_o_id` changed).
 pub const WINDOW: usize = 16;
 
 /// How a queued transaction's owner learns that it may run.
@@ -321,11 +325,12 @@ impl VllPartitioned {
         program: &mut P,
         slot: usize,
         requests: &mut R,
+        window: &mut Aimd,
     ) -> Result<bool, TxResult<()>> {
         loop {
             match self.admit(w, s, program, slot) {
                 Admitted::Queued { free } => return Ok(free),
-                Admitted::Done(Err(a)) if a.is_retryable() => requests.aborted(a.reason),
+                Admitted::Done(Err(a)) if a.is_retryable() => retry(requests, a.reason, window),
                 Admitted::Done(out) => return Err(out),
             }
         }
@@ -441,14 +446,15 @@ impl Protocol for VllPartitioned {
         }
     }
 
-    /// Up to [`WINDOW`] queued transactions in flight; free local ones run at once; reconnaissance
-    /// mismatches (retryable aborts) are planned and admitted again.
+    /// Up to [`WINDOW`] queued transactions in flight (an [`Aimd`] window); free local ones run at
+    /// once; reconnaissance mismatches (retryable aborts) are planned and admitted again.
     fn run_worker<R: RequestSource>(&self, w: &mut VllPartWorker, requests: &mut R) {
         let mut programs: Vec<R::Program> = (0..WINDOW).map(|_| requests.program()).collect();
         let mut slots: Vec<Slot> = (0..WINDOW).map(|_| Slot::default()).collect();
         let mut free_slots: Vec<usize> = (0..WINDOW).rev().collect();
         let mut runnable: Vec<usize> = Vec::new();
         let mut in_flight = 0;
+        let mut window = Aimd::new(2, WINDOW);
         let mut exhausted = false;
         loop {
             // Execute what may run first (a notified transaction must not wait behind a stream of free
@@ -456,7 +462,7 @@ impl Protocol for VllPartitioned {
             while let Ok(i) = w.ready_rx.try_recv() {
                 runnable.push(i);
             }
-            let admitted = if exhausted || !runnable.is_empty() {
+            let admitted = if exhausted || !runnable.is_empty() || in_flight >= window.size() {
                 None
             } else {
                 free_slots.last().copied()
@@ -470,7 +476,7 @@ impl Protocol for VllPartitioned {
                 free_slots.pop();
                 s.ticket = Some(ticket);
                 in_flight += 1;
-                match self.admit_retrying(w, s, program, i, requests) {
+                match self.admit_retrying(w, s, program, i, requests, &mut window) {
                     Ok(free) => {
                         if free {
                             runnable.push(i);
@@ -485,8 +491,8 @@ impl Protocol for VllPartitioned {
                 self.finish(s);
                 match out {
                     Err(a) if a.is_retryable() => {
-                        requests.aborted(a.reason);
-                        match self.admit_retrying(w, s, program, i, requests) {
+                        retry(requests, a.reason, &mut window);
+                        match self.admit_retrying(w, s, program, i, requests, &mut window) {
                             Ok(free) => {
                                 if free {
                                     runnable.push(i);
@@ -512,9 +518,18 @@ impl Protocol for VllPartitioned {
                 .take()
                 .expect("an in-flight slot has a ticket");
             requests.finished(ticket, out);
+            window.completed();
             free_slots.push(i);
             in_flight -= 1;
         }
+    }
+}
+
+/// Reports a retryable abort; a stale reconnaissance also shrinks the worker's window.
+fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, window: &mut Aimd) {
+    requests.aborted(reason);
+    if reason == AbortReason::Validation {
+        window.stale();
     }
 }
 
