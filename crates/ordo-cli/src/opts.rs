@@ -48,7 +48,9 @@ pub fn threads(list: &str) -> Result<Vec<usize>, UsageError> {
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProtocolKnobs {
     /// VLL family (`vll`, `vll-sca`, `vll-arrayed`, `vllr`): no new transaction is admitted while this
-    /// many are blocked in the TxnQueue (1 to 4096; the paper tunes it per workload).
+    /// many are blocked in the TxnQueue (1 to 4096; the paper tunes it per workload). It is the
+    /// most: a worker halves its own threshold when a dependent transaction's reconnaissance went
+    /// stale while it waited, and grows it back as transactions complete.
     #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT)]
     pub vll_blocked_limit: usize,
     /// VLL family: the most transactions a worker admits in one critical section while none blocks
