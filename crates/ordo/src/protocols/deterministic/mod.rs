@@ -137,10 +137,11 @@ impl<S: Flavor> Deterministic<S> {
 
     /// Waits for the next transaction of this worker whose locks are all granted.
     fn next_ready(w: &DetWorker) -> Ready {
+        if let Ok(r) = w.ready_rx.try_recv() {
+            return r;
+        }
         let _waiting = wait::blocked();
-        w.ready_rx
-            .recv()
-            .expect("the worker holds a sender of its own ready queue")
+        engine::recv_polling(&w.ready_rx).expect("the worker holds a sender of its own ready queue")
     }
 
     /// Runs `program` (its locks granted) under `locks`, then releases `seq`.

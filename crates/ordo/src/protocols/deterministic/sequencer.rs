@@ -7,7 +7,7 @@
 //! batching still amortizes the hand-off to the lock-manager thread, without a fixed 10 ms delay. Each
 //! request gets the next sequence number; the lock manager admits them in that order.
 
-use super::engine::{LmMsg, Request};
+use super::engine::{recv_polling, LmMsg, Request};
 use std::sync::mpsc::{Receiver, Sender};
 
 /// The most requests in one batch.
@@ -24,7 +24,7 @@ pub enum SeqMsg {
 pub fn run(rx: Receiver<SeqMsg>, lock_manager: Sender<LmMsg>) {
     let mut next_seq: u64 = 1;
     loop {
-        let Ok(first) = rx.recv() else { break };
+        let Ok(first) = recv_polling(&rx) else { break };
         let mut batch = Vec::new();
         let mut stop = false;
         let mut msg = Some(first);

@@ -66,6 +66,7 @@
 use super::partition_of;
 use super::parts::PartSet;
 use crate::protocols::aimd::Aimd;
+use crate::protocols::deterministic::engine::recv_polling;
 use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
 #[cfg(doc)]
 use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
@@ -437,7 +438,7 @@ impl Protocol for VllPartitioned {
                 if !free {
                     self.idle_sca();
                     let _waiting = wait::blocked();
-                    w.ready_rx.recv().expect("the worker holds a sender");
+                    recv_polling(&w.ready_rx).expect("the worker holds a sender");
                 }
                 let out = self.run(w, &s, program);
                 self.finish(&mut s);
@@ -510,7 +511,7 @@ impl Protocol for VllPartitioned {
                 // Everything in flight waits: look for work with SCA, then wait for a notification.
                 self.idle_sca();
                 let _waiting = wait::blocked();
-                runnable.push(w.ready_rx.recv().expect("the worker holds a sender"));
+                runnable.push(recv_polling(&w.ready_rx).expect("the worker holds a sender"));
                 continue;
             };
             let ticket = slots[i]
