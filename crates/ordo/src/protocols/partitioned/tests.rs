@@ -263,3 +263,30 @@ fn hstore_interactive_transactions_alongside_the_worker_loop() {
 fn vll_partitioned_interactive_transactions_alongside_the_worker_loop() {
     crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<VllPartitioned>();
 }
+
+/// A retryable abort is reported; only a stale reconnaissance (`Validation`) shrinks the worker's
+/// in-flight window.
+#[test]
+fn vll_partitioned_shrinks_its_window_only_on_stale_reconnaissance() {
+    use crate::protocols::aimd::Aimd;
+    use crate::protocols::deterministic::testkit::Counted;
+    use crate::txn::AbortReason;
+    use rand::SeedableRng;
+    use vll_partitioned::{retry, WINDOW};
+    let w = Mixed {
+        keys: 16,
+        ops: 4,
+        pointer_share: 0.0,
+        affine: None,
+    };
+    let mut src = Counted {
+        workload: &w,
+        gen: (rand::rngs::SmallRng::seed_from_u64(1), 0),
+        left: 0,
+    };
+    let mut window = Aimd::new(2, WINDOW);
+    retry(&mut src, AbortReason::LockConflict, &mut window);
+    assert_eq!(window.size(), WINDOW, "not a reconnaissance failure");
+    retry(&mut src, AbortReason::Validation, &mut window);
+    assert_eq!(window.size(), WINDOW / 2);
+}

@@ -527,7 +527,7 @@ impl Protocol for VllPartitioned {
 }
 
 /// Reports a retryable abort; a stale reconnaissance also shrinks the worker's window.
-fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, window: &mut Aimd) {
+pub(super) fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, window: &mut Aimd) {
     requests.aborted(reason);
     if reason == AbortReason::Validation {
         window.stale();
