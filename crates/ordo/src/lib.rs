@@ -15,3 +15,13 @@ pub mod harness;
 pub mod protocols;
 pub mod storage;
 pub mod txn;
+
+/// Runs a loom model over every interleaving with up to three preemptions (loom's advice for
+/// bounding a model; the failures the models in `*_loom.rs` look for need one or two). Only in
+/// `--cfg ordo_loom` test builds.
+#[cfg(all(test, ordo_loom))]
+pub(crate) fn loom_model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(f);
+}

@@ -11,15 +11,8 @@
 //! ```
 
 use super::*;
+use crate::loom_model as model;
 use std::collections::VecDeque;
-
-/// Every interleaving with up to three preemptions (loom's advice for bounding a model; the
-/// failures these tests look for need one or two).
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(3);
-    b.check(f);
-}
 
 /// Transaction 1, in a record of a fresh pool (kept alive by the returned `Arc`), and a thread
 /// running `other` with its handle.

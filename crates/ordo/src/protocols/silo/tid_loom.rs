@@ -30,9 +30,7 @@ struct Record {
 #[test]
 fn loom_a_stable_read_is_one_whole_version() {
     let (old, new) = (make(1, 1), make(1, 2));
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(3);
-    b.check(move || {
+    crate::loom_model(move || {
         let r = Arc::new(Record {
             tid: TidWord::new(old),
             data: [AtomicU64::new(10), AtomicU64::new(10)],

@@ -11,14 +11,9 @@
 //! ```
 
 use super::*;
+use crate::loom_model as model;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(3);
-    b.check(f);
-}
 
 /// A record guarded by a lock word `L`.
 struct Guarded<L> {
