@@ -25,7 +25,8 @@ pub struct BenchConfig {
     /// Print a live progress line on stderr (when it is a terminal).
     pub progress: bool,
     /// Prefetch each program's declared records before executing it (see
-    /// [`crate::txn::prefetch_declared`]); off reproduces testbeds that do not (DBx1000).
+    /// [`crate::txn::prefetch_declared`]; a protocol that resolves them itself while planning does
+    /// it there, see [`RequestSource::next_resolving`]); off reproduces testbeds that do not (DBx1000).
     pub prefetch: bool,
     /// Knobs of the VLL family (ignored by the other protocols).
     pub vll: VllConfig,
@@ -203,6 +204,22 @@ struct BenchSource<'a, W: Workload, M> {
     r: WorkerResult,
 }
 
+impl<W: Workload, M> BenchSource<'_, W, M> {
+    /// Fills `program` with the generator's next transaction and stamps it, unless the run is over.
+    #[inline]
+    fn draw(&mut self, program: &mut W::Program) -> Option<Ticket> {
+        let ph = self.phase.load(Ordering::Acquire);
+        if ph == STOP {
+            return None;
+        }
+        self.workload.next(&mut self.gen, program);
+        Some(Ticket {
+            started: Instant::now(),
+            tag: ph as u64,
+        })
+    }
+}
+
 impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W, M> {
     type Program = W::Program;
 
@@ -211,19 +228,16 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
     }
 
     fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
-        let ph = self.phase.load(Ordering::Acquire);
-        if ph == STOP {
-            return None;
-        }
-        self.workload.next(&mut self.gen, program);
-        let started = Instant::now();
+        let ticket = self.draw(program)?;
         if self.prefetch {
             prefetch_declared(program, self.db);
         }
-        Some(Ticket {
-            started,
-            tag: ph as u64,
-        })
+        Some(ticket)
+    }
+
+    fn next_resolving(&mut self, program: &mut W::Program) -> Option<(Ticket, bool)> {
+        // The protocol prefetches while it resolves the records (latency still starts here).
+        Some((self.draw(program)?, self.prefetch))
     }
 
     fn aborted(&mut self, reason: AbortReason) {
@@ -279,4 +293,56 @@ fn worker_loop<P: Protocol, W: Workload>(
     };
     protocol.run_worker(&mut worker, &mut source);
     source.r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocols::deterministic::testkit::Mixed;
+
+    /// `next` and `next_resolving` hand out the same stream of programs; `next_resolving` passes
+    /// the prefetch setting on to the protocol (which then prefetches while it resolves the records)
+    /// instead of acting on it; both stop with the run.
+    #[test]
+    fn next_resolving_leaves_the_prefetch_to_the_protocol() {
+        let workload = Mixed {
+            keys: 64,
+            ops: 4,
+            pointer_share: 0.0,
+            affine: None,
+        };
+        let mut db = Database::<()>::new();
+        workload.load(&mut db).unwrap();
+        let phase = AtomicU8::new(MEASURE);
+        let progress = AtomicU64::new(0);
+        for prefetch in [false, true] {
+            let source = |seed| BenchSource {
+                workload: &workload,
+                gen: workload.generator(0, seed),
+                db: &db,
+                prefetch,
+                phase: &phase,
+                progress: &progress,
+                seed,
+                r: WorkerResult {
+                    committed: 0,
+                    rolled_back: 0,
+                    aborts: [0; AbortReason::ALL.len()],
+                    latency: new_histogram(),
+                },
+            };
+            let (mut plain, mut resolving) = (source(7), source(7));
+            let (mut a, mut b) = (plain.program(), resolving.program());
+            for _ in 0..5 {
+                assert!(plain.next(&mut a).is_some());
+                let (_, pass_on) = resolving.next_resolving(&mut b).unwrap();
+                assert_eq!(pass_on, prefetch);
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "the same programs");
+            }
+            phase.store(STOP, Ordering::Release);
+            assert!(plain.next(&mut a).is_none());
+            assert!(resolving.next_resolving(&mut b).is_none());
+            phase.store(MEASURE, Ordering::Release);
+        }
+    }
 }

@@ -475,6 +475,7 @@ impl LockScheme for PrefixLocks {
         db: &Database<VllCounters>,
         accesses: &[Access],
         out: &mut Vec<VllrRequest>,
+        _prefetch: bool,
     ) -> TxResult<bool> {
         out.clear();
         SCRATCH.with(|s| -> TxResult<()> {
@@ -962,7 +963,7 @@ mod tests {
         accesses: &[Access],
     ) -> (bool, Vec<VllrRequest>) {
         let mut out = Vec::new();
-        assert!(PrefixLocks::plan(db, accesses, &mut out).unwrap());
+        assert!(PrefixLocks::plan(db, accesses, &mut out, false).unwrap());
         let mut granted = true;
         for r in &out {
             granted &= PrefixLocks::request(st, db, r);

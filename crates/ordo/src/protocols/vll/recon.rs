@@ -30,12 +30,15 @@ pub struct ReconScratch {
 }
 
 /// Collects the accesses of `program` into `out`; runs a reconnaissance pass when a declaration
-/// depends on earlier pieces. Returns whether it did.
+/// depends on earlier pieces. Returns whether it did. With `prefetch`, a reconnaissance pass is
+/// preceded by [`crate::txn::prefetch_declared`] (what the harness would have done), so that its reads
+/// do not miss one after another; without one, prefetching is the caller's (its planning's).
 pub fn gather<P: Program, M: Default + Send + Sync>(
     program: &mut P,
     db: &Database<M>,
     out: &mut Vec<Access>,
     scratch: &mut ReconScratch,
+    prefetch: bool,
 ) -> bool {
     out.clear();
     let n = program.pieces();
@@ -49,6 +52,9 @@ pub fn gather<P: Program, M: Default + Send + Sync>(
             program.declare(i, out);
         }
         return false;
+    }
+    if prefetch {
+        crate::txn::prefetch_declared(program, db);
     }
     scratch.overlay.clear();
     let mut tx = ReconTx {

@@ -43,13 +43,21 @@ pub trait LockScheme: Send + Sync + 'static {
     /// One lock request.
     type Request: Copy + Send + Sync + std::fmt::Debug + 'static;
 
+    /// Whether [`Self::plan`] resolves every key it locks to its record (an index probe each) and,
+    /// asked to, prefetches the records as it goes: the worker then draws with
+    /// [`crate::txn::RequestSource::next_resolving`], so the harness does not declare the accesses
+    /// and probe the index once more to prefetch them first.
+    const PREFETCHES: bool = false;
+
     /// Fills `out` with the normalized requests for `accesses` (no duplicates, a transaction never
     /// conflicts with itself). Returns `false` when they cannot be expressed and the transaction must
-    /// run alone.
+    /// run alone. With `prefetch` (only ever set when [`Self::PREFETCHES`]), starts loading the
+    /// records of `accesses` too, as [`crate::txn::prefetch_declared`] would have.
     fn plan(
         db: &Database<Self::Meta>,
         accesses: &[Access],
         out: &mut Vec<Self::Request>,
+        prefetch: bool,
     ) -> TxResult<bool>;
 
     /// Requests `r` (increments) and says whether it was granted at once.
@@ -133,6 +141,8 @@ impl PointLayout for counters::Arrayed {
 /// Adds the request for (`table`, `key`) in `mode` to `out` (see [`PointLocks`]'s `plan`): while the
 /// list is short, a key already there is merged (a write wins over a read) instead of pushed, and
 /// `sig`, a 64-bit signature of the keys kept so far, spares the search for keys certainly new.
+/// With `prefetch`, starts loading the record (version word, counters and first data words share
+/// its first line) once its slot is known.
 #[inline(always)]
 fn push_point<C: PointLayout>(
     t: &crate::storage::Table<C::Meta>,
@@ -141,6 +151,7 @@ fn push_point<C: PointLayout>(
     mode: Mode,
     sig: &mut u64,
     out: &mut Vec<LockRequest>,
+    prefetch: bool,
 ) {
     if out.len() <= counters::SMALL {
         let bit = counters::signature_bit(table, key);
@@ -157,6 +168,9 @@ fn push_point<C: PointLayout>(
         Some(rid) => rid,
         None => t.get_or_create(key).0,
     };
+    if prefetch {
+        crate::storage::prefetch(t.version(rid));
+    }
     out.push(C::request_for(t, table, key, rid, mode));
 }
 
@@ -165,29 +179,45 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
     type State = C;
     type Request = LockRequest;
 
+    const PREFETCHES: bool = true;
+
     fn plan(
         db: &Database<C::Meta>,
         accesses: &[Access],
         out: &mut Vec<LockRequest>,
+        prefetch: bool,
     ) -> TxResult<bool> {
         out.clear();
+        // The two rounds of `prefetch_declared`: every key's index entry first, so that the probes
+        // below hit the cache, then (in `push_point`) each record as its slot becomes known.
+        if prefetch {
+            for a in accesses {
+                if let (Target::Key(k), Some(t)) = (a.target, db.tables().get(a.table as usize)) {
+                    t.prefetch_index(k);
+                }
+            }
+        }
         // Normalization happens on the way in while the list is short (first-request order, each key
         // once, a write wins over a read; a 64-bit signature spares the search for keys certainly
         // new); a long list is sorted and deduplicated at the end by `normalize`.
         let mut sig = 0u64;
         for a in accesses {
             if a.unlocked_in(db)? {
+                // Read without a lock, but read all the same.
+                if let (true, Target::Key(k)) = (prefetch, a.target) {
+                    db.table(a.table).prefetch_row(k);
+                }
                 continue;
             }
             let t = db.table(a.table);
             let mode = mode_of(a);
             match a.target {
-                Target::Key(k) => push_point::<C>(t, a.table, k, mode, &mut sig, out),
+                Target::Key(k) => push_point::<C>(t, a.table, k, mode, &mut sig, out, prefetch),
                 Target::Range { lo, hi } if hi < lo => {}
                 Target::Range { lo, hi } if hi - lo >= POINT_RANGE_LIMIT => return Ok(false),
                 Target::Range { lo, hi } => {
                     for key in lo..=hi {
-                        push_point::<C>(t, a.table, key, mode, &mut sig, out);
+                        push_point::<C>(t, a.table, key, mode, &mut sig, out, prefetch);
                     }
                 }
             }
@@ -195,9 +225,9 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         if out.len() > counters::SMALL {
             counters::normalize(out);
         }
-        // The counters' cache lines are not loaded here: the harness (or the caller) has prefetched
-        // the records, and a blocking load now would make the worker wait for every one of them before
-        // the latch and the queue work, which otherwise overlap the misses still in flight.
+        // The counters' cache lines are not loaded here, only prefetched (here or by the harness): a
+        // blocking load now would make the worker wait for every one of them before the latch and the
+        // queue work, which otherwise overlap the misses still in flight.
         Ok(true)
     }
 

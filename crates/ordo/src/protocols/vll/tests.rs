@@ -143,7 +143,7 @@ fn rmw_and_duplicate_keys_never_self_block() {
         Access::read(KV, 1001, ColumnSet::one(B)),
     ];
     let mut locks = Vec::new();
-    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks).unwrap());
+    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks, false).unwrap());
     assert_eq!(locks.len(), 2, "each key once");
     let (s, blocked) = part.begin_transaction(&db, 0, &locks, false);
     assert!(!blocked);
@@ -1079,6 +1079,36 @@ impl Program for Ordered {
     }
 }
 
+/// Prefetching while planning (which the benchmark harness leaves to the point schemes,
+/// `RequestSource::next_resolving`) changes no request: the same keys, modes and slots in the same
+/// order, reads of a read-only table still unlocked, a new key given one slot.
+#[test]
+fn planning_with_prefetch_plans_the_same_requests() {
+    let db = conformance::read_only_db::<counters::VllCounters>();
+    let b = ColumnSet::one(B);
+    let accesses = [
+        Access::read(KV, 10, b),
+        Access::update(KV, 20, b, b),
+        Access::read(KV, 10, b),
+        Access::update(KV, 5, b, b), // not loaded: planning creates its slot
+        Access::read(conformance::RO, 30, b), // read-only table
+        Access::scan(KV, 40, 43, b),
+        Access::update(KV, 41, b, b),
+    ];
+    let plan = |prefetch| {
+        let mut locks = Vec::new();
+        assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks, prefetch).unwrap());
+        locks
+    };
+    let with = plan(true);
+    let without = plan(false);
+    assert_eq!(format!("{with:?}"), format!("{without:?}"));
+    let keys: Vec<_> = with.iter().map(|l| (l.table, l.key, l.mode)).collect();
+    let (s, x) = (Mode::Shared, Mode::Exclusive);
+    let want = [(10, s), (20, x), (5, x), (40, s), (41, x), (42, s), (43, s)];
+    assert_eq!(keys, want.map(|(k, m)| (KV, k, m)));
+}
+
 /// Execution tries the next declared lock first (`LockScheme::covers`) and searches otherwise: access
 /// order does not matter, and a write under a read lock is refused by both paths.
 #[test]
@@ -1087,7 +1117,7 @@ fn locks_are_found_in_any_order_and_a_read_lock_never_covers_a_write() {
     let b = ColumnSet::one(B);
     let accesses = [Access::read(KV, 1000, b), Access::update(KV, 1001, b, b)];
     let mut locks = Vec::new();
-    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks).unwrap());
+    assert!(<Points as LockScheme>::plan(&db, &accesses, &mut locks, false).unwrap());
     let rid = |k| db.table(KV).lookup(k).unwrap();
     assert_eq!(
         Points::covers(&locks[0], KV, 1000, false),

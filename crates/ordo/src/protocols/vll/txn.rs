@@ -209,12 +209,14 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         self.id
     }
 
+    #[inline]
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         let hint = self.check(table, key, false)?;
         let t = self.db.table(table);
         Ok(self.w.exec.get(t, key, hint, cols))
     }
 
+    #[inline]
     fn update<R>(
         &mut self,
         table: TableId,

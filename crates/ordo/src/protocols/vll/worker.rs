@@ -187,15 +187,19 @@ impl<F: Flavor> Vll<F> {
         &self.part
     }
 
-    /// Gathers and plans the locks of `program` into `locks`; `Ok(alone)`.
+    /// Gathers and plans the locks of `program` into `locks` (prefetching its records if
+    /// `prefetch`, see [`LockScheme::PREFETCHES`]).
     fn plan<P: Program>(
         &self,
         w: &mut Worker<F>,
         program: &mut P,
         locks: &mut Vec<Req<F>>,
+        prefetch: bool,
     ) -> TxResult<Planned> {
-        let recon = gather(program, &self.db, &mut w.accesses, &mut w.recon);
-        let ok = F::Scheme::plan(&self.db, &w.accesses, locks)?;
+        let recon = gather(program, &self.db, &mut w.accesses, &mut w.recon, prefetch);
+        // A dependent transaction's records were prefetched before its reconnaissance, and what that
+        // found it has just read.
+        let ok = F::Scheme::plan(&self.db, &w.accesses, locks, prefetch && !recon)?;
         if !ok {
             locks.clear();
         }
@@ -355,12 +359,19 @@ impl<F: Flavor> Vll<F> {
                 .spare_programs
                 .pop()
                 .unwrap_or_else(|| requests.program());
-            let Some(ticket) = requests.next(&mut program) else {
+            // A scheme that resolves every record while planning prefetches them there.
+            let next = if F::Scheme::PREFETCHES {
+                requests.next_resolving(&mut program)
+            } else {
+                requests.next(&mut program).map(|t| (t, false))
+            };
+            let Some((ticket, prefetch)) = next else {
                 st.spare_programs.push(program);
                 return true;
             };
             let locks = st.spare_locks.pop().unwrap_or_default();
-            let Some(plan) = self.plan_drawn(w, requests, program, ticket, locks, st) else {
+            let Some(plan) = self.plan_drawn(w, requests, program, ticket, locks, st, prefetch)
+            else {
                 continue;
             };
             if plan.recon {
@@ -483,8 +494,10 @@ impl<F: Flavor> Vll<F> {
         }
     }
 
-    /// Plans `program` and files it in `st.drawn` for the next admission section; a request whose
-    /// planning fails is settled at once. Returns its plan if it was filed.
+    /// Plans `program` (prefetching its records if `prefetch`) and files it in `st.drawn` for the
+    /// next admission section; a request whose planning fails is settled at once. Returns its plan if
+    /// it was filed.
+    #[allow(clippy::too_many_arguments)]
     fn plan_drawn<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
@@ -493,8 +506,9 @@ impl<F: Flavor> Vll<F> {
         ticket: Ticket,
         mut locks: Vec<Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
+        prefetch: bool,
     ) -> Option<Planned> {
-        match self.plan(w, &mut program, &mut locks) {
+        match self.plan(w, &mut program, &mut locks, prefetch) {
             Ok(plan) => {
                 st.drawn.push(Drawn {
                     program,
@@ -526,7 +540,7 @@ impl<F: Flavor> Vll<F> {
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
         if self
-            .plan_drawn(w, requests, program, ticket, locks, st)
+            .plan_drawn(w, requests, program, ticket, locks, st, false)
             .is_some()
         {
             self.admit_drawn(w, requests, st);
@@ -541,7 +555,7 @@ impl<F: Flavor> Vll<F> {
         program: &mut P,
     ) -> TxResult<()> {
         let mut locks = std::mem::take(&mut w.locks);
-        let plan = match self.plan(w, program, &mut locks) {
+        let plan = match self.plan(w, program, &mut locks, false) {
             Ok(p) => p,
             Err(e) => {
                 w.locks = locks;
