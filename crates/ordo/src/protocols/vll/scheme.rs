@@ -100,13 +100,16 @@ pub struct PointLocks<C>(PhantomData<C>);
 /// The per-record state of each counter layout.
 pub trait PointLayout: CounterStore<Self::Meta> + Default {
     type Meta: Default + Send + Sync + 'static;
-    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast.
+    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast;
+    /// with `prefetch`, starts loading the record (its version word, colocated counters and first
+    /// data words share the first line).
     fn request_for(
         t: &crate::storage::Table<Self::Meta>,
         table: TableId,
         key: u64,
         rid: RowId,
         mode: Mode,
+        prefetch: bool,
     ) -> LockRequest;
 }
 impl PointLayout for Colocated {
@@ -118,22 +121,33 @@ impl PointLayout for Colocated {
         key: u64,
         rid: RowId,
         mode: Mode,
+        prefetch: bool,
     ) -> LockRequest {
+        // One address computation for both (the row arena's chunk pointer is an acquire load, which
+        // the compiler may not merge).
+        let c = t.meta(rid);
+        if prefetch {
+            crate::storage::prefetch(c);
+        }
         // SAFETY: `t` is table `table` of the database the partition requests this in (planning
         // and the critical section both use the protocol's database, which outlives them).
-        unsafe { LockRequest::new(table, key, rid, mode).with_counters(t.meta(rid)) }
+        unsafe { LockRequest::new(table, key, rid, mode).with_counters(c) }
     }
 }
 impl PointLayout for counters::Arrayed {
     type Meta = ();
     #[inline]
     fn request_for(
-        _t: &crate::storage::Table<()>,
+        t: &crate::storage::Table<()>,
         table: TableId,
         key: u64,
         rid: RowId,
         mode: Mode,
+        prefetch: bool,
     ) -> LockRequest {
+        if prefetch {
+            crate::storage::prefetch(t.version(rid));
+        }
         LockRequest::new(table, key, rid, mode)
     }
 }
@@ -141,8 +155,7 @@ impl PointLayout for counters::Arrayed {
 /// Adds the request for (`table`, `key`) in `mode` to `out` (see [`PointLocks`]'s `plan`): while the
 /// list is short, a key already there is merged (a write wins over a read) instead of pushed, and
 /// `sig`, a 64-bit signature of the keys kept so far, spares the search for keys certainly new.
-/// With `prefetch`, starts loading the record (version word, counters and first data words share
-/// its first line) once its slot is known.
+/// With `prefetch`, starts loading the record once its slot is known.
 #[inline(always)]
 fn push_point<C: PointLayout>(
     t: &crate::storage::Table<C::Meta>,
@@ -168,10 +181,7 @@ fn push_point<C: PointLayout>(
         Some(rid) => rid,
         None => t.get_or_create(key).0,
     };
-    if prefetch {
-        crate::storage::prefetch(t.version(rid));
-    }
-    out.push(C::request_for(t, table, key, rid, mode));
+    out.push(C::request_for(t, table, key, rid, mode, prefetch));
 }
 
 impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
