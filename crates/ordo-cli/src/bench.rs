@@ -45,7 +45,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Do not prefetch each transaction's declared records before running it (as testbeds such as
-    /// DBx1000 do not); applies to every protocol alike.
+    /// DBx1000 do not); applies to every protocol alike (VLL's point-lock protocols prefetch while
+    /// planning).
     #[arg(long = "no-prefetch")]
     pub no_prefetch: bool,
     #[command(flatten)]
