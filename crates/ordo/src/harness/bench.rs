@@ -25,8 +25,9 @@ pub struct BenchConfig {
     /// Print a live progress line on stderr (when it is a terminal).
     pub progress: bool,
     /// Prefetch each program's declared records before executing it (see
-    /// [`crate::txn::prefetch_declared`]; a protocol that resolves them itself while planning does
-    /// it there, see [`RequestSource::next_resolving`]); off reproduces testbeds that do not (DBx1000).
+    /// [`crate::txn::prefetch_declared`]; a protocol that collects the accesses itself while planning
+    /// does it there, see [`RequestSource::next_resolving`]); off reproduces testbeds that do not
+    /// (DBx1000).
     pub prefetch: bool,
     /// Knobs of the VLL family (ignored by the other protocols).
     pub vll: VllConfig,
@@ -236,7 +237,7 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
     }
 
     fn next_resolving(&mut self, program: &mut W::Program) -> Option<(Ticket, bool)> {
-        // The protocol prefetches while it resolves the records (latency still starts here).
+        // The protocol prefetches while it plans (latency still starts here).
         Some((self.draw(program)?, self.prefetch))
     }
 
@@ -301,8 +302,8 @@ mod tests {
     use crate::protocols::deterministic::testkit::Mixed;
 
     /// `next` and `next_resolving` hand out the same stream of programs; `next_resolving` passes
-    /// the prefetch setting on to the protocol (which then prefetches while it resolves the records)
-    /// instead of acting on it; both stop with the run.
+    /// the prefetch setting on to the protocol (which then prefetches while it plans) instead of
+    /// acting on it; both stop with the run.
     #[test]
     fn next_resolving_leaves_the_prefetch_to_the_protocol() {
         let workload = Mixed {

@@ -12,7 +12,8 @@ pub mod wait;
 pub use api::Tx;
 pub use error::{Abort, AbortReason, TxResult};
 pub use program::{
-    prefetch_declared, refuse_write, run_pieces, Access, AccessKind, Program, Target,
+    prefetch_accesses, prefetch_declared, refuse_write, run_pieces, Access, AccessKind, Program,
+    Target,
 };
 pub use record::{Recorder, TxnIds};
 pub use retry::{Backoff, RetryPolicy};

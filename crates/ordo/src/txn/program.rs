@@ -205,21 +205,28 @@ pub fn prefetch_declared<P: Program, M: Default + Send + Sync>(program: &P, db: 
                 program.declare(i, accesses);
             }
         }
-        let keys = || {
-            accesses.iter().filter_map(|a| match a.target {
-                Target::Key(k) if (a.table as usize) < db.tables().len() => {
-                    Some((db.table(a.table), k))
-                }
-                _ => None,
-            })
-        };
-        for (t, k) in keys() {
-            t.prefetch_index(k);
-        }
-        for (t, k) in keys() {
-            t.prefetch_row(k);
-        }
+        prefetch_accesses(accesses, db);
     });
+}
+
+/// The prefetch of [`prefetch_declared`] for accesses already declared: two tight loops, every key's
+/// index entry, then every key's record (its probe then hits the cache). Tight, so that the
+/// out-of-order window spans several keys' probes and their misses overlap.
+pub fn prefetch_accesses<M: Default + Send + Sync>(accesses: &[Access], db: &Database<M>) {
+    let keys = || {
+        accesses.iter().filter_map(|a| match a.target {
+            Target::Key(k) if (a.table as usize) < db.tables().len() => {
+                Some((db.table(a.table), k))
+            }
+            _ => None,
+        })
+    };
+    for (t, k) in keys() {
+        t.prefetch_index(k);
+    }
+    for (t, k) in keys() {
+        t.prefetch_row(k);
+    }
 }
 
 /// Runs every piece of `program`, in order, inside `tx` (how interactive protocols execute programs).

@@ -33,13 +33,12 @@ pub trait RequestSource {
     /// (or abandon) what is in flight, and return.
     fn next(&mut self, program: &mut Self::Program) -> Option<Ticket>;
 
-    /// [`Self::next`] for a protocol that resolves every declared record of the program itself
-    /// before running it (VLL's planning probes the index for each key it locks). Such a protocol
-    /// overlaps the records' cache misses where it resolves them, so the source does not prefetch
-    /// them first (declaring the accesses and probing the index twice more, as
-    /// [`crate::txn::prefetch_declared`] does); the `bool` says whether the caller should
-    /// prefetch — whether `next` would have. Default: `next`, and `false` (the source prefetched
-    /// already, or prefetches nothing).
+    /// [`Self::next`] for a protocol that collects the program's declared accesses itself before
+    /// running it (VLL's planning) and prefetches their records there
+    /// ([`crate::txn::prefetch_accesses`]): the source does not prefetch them first (which means
+    /// declaring the accesses once more, as [`crate::txn::prefetch_declared`] does); the `bool` says
+    /// whether the caller should prefetch — whether `next` would have. Default: `next`, and `false`
+    /// (the source prefetched already, or prefetches nothing).
     fn next_resolving(&mut self, program: &mut Self::Program) -> Option<(Ticket, bool)> {
         self.next(program).map(|t| (t, false))
     }

@@ -43,16 +43,15 @@ pub trait LockScheme: Send + Sync + 'static {
     /// One lock request.
     type Request: Copy + Send + Sync + std::fmt::Debug + 'static;
 
-    /// Whether [`Self::plan`] resolves every key it locks to its record (an index probe each) and,
-    /// asked to, prefetches the records as it goes: the worker then draws with
-    /// [`crate::txn::RequestSource::next_resolving`], so the harness does not declare the accesses
-    /// and probe the index once more to prefetch them first.
+    /// Whether [`Self::plan`] can prefetch the records of the accesses it plans: the worker then
+    /// draws with [`crate::txn::RequestSource::next_resolving`], so that the harness does not declare
+    /// the accesses once more to prefetch them first.
     const PREFETCHES: bool = false;
 
     /// Fills `out` with the normalized requests for `accesses` (no duplicates, a transaction never
     /// conflicts with itself). Returns `false` when they cannot be expressed and the transaction must
-    /// run alone. With `prefetch` (only ever set when [`Self::PREFETCHES`]), starts loading the
-    /// records of `accesses` too, as [`crate::txn::prefetch_declared`] would have.
+    /// run alone. With `prefetch` (only ever set when [`Self::PREFETCHES`]), first starts loading the
+    /// records of `accesses` ([`crate::txn::prefetch_accesses`]).
     fn plan(
         db: &Database<Self::Meta>,
         accesses: &[Access],
@@ -100,16 +99,13 @@ pub struct PointLocks<C>(PhantomData<C>);
 /// The per-record state of each counter layout.
 pub trait PointLayout: CounterStore<Self::Meta> + Default {
     type Meta: Default + Send + Sync + 'static;
-    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast;
-    /// with `prefetch`, starts loading the record (its version word, colocated counters and first
-    /// data words share the first line).
+    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast.
     fn request_for(
         t: &crate::storage::Table<Self::Meta>,
         table: TableId,
         key: u64,
         rid: RowId,
         mode: Mode,
-        prefetch: bool,
     ) -> LockRequest;
 }
 impl PointLayout for Colocated {
@@ -121,33 +117,22 @@ impl PointLayout for Colocated {
         key: u64,
         rid: RowId,
         mode: Mode,
-        prefetch: bool,
     ) -> LockRequest {
-        // One address computation for both (the row arena's chunk pointer is an acquire load, which
-        // the compiler may not merge).
-        let c = t.meta(rid);
-        if prefetch {
-            crate::storage::prefetch(c);
-        }
         // SAFETY: `t` is table `table` of the database the partition requests this in (planning
         // and the critical section both use the protocol's database, which outlives them).
-        unsafe { LockRequest::new(table, key, rid, mode).with_counters(c) }
+        unsafe { LockRequest::new(table, key, rid, mode).with_counters(t.meta(rid)) }
     }
 }
 impl PointLayout for counters::Arrayed {
     type Meta = ();
     #[inline]
     fn request_for(
-        t: &crate::storage::Table<()>,
+        _t: &crate::storage::Table<()>,
         table: TableId,
         key: u64,
         rid: RowId,
         mode: Mode,
-        prefetch: bool,
     ) -> LockRequest {
-        if prefetch {
-            crate::storage::prefetch(t.version(rid));
-        }
         LockRequest::new(table, key, rid, mode)
     }
 }
@@ -155,7 +140,6 @@ impl PointLayout for counters::Arrayed {
 /// Adds the request for (`table`, `key`) in `mode` to `out` (see [`PointLocks`]'s `plan`): while the
 /// list is short, a key already there is merged (a write wins over a read) instead of pushed, and
 /// `sig`, a 64-bit signature of the keys kept so far, spares the search for keys certainly new.
-/// With `prefetch`, starts loading the record once its slot is known.
 #[inline(always)]
 fn push_point<C: PointLayout>(
     t: &crate::storage::Table<C::Meta>,
@@ -164,7 +148,6 @@ fn push_point<C: PointLayout>(
     mode: Mode,
     sig: &mut u64,
     out: &mut Vec<LockRequest>,
-    prefetch: bool,
 ) {
     if out.len() <= counters::SMALL {
         let bit = counters::signature_bit(table, key);
@@ -181,7 +164,7 @@ fn push_point<C: PointLayout>(
         Some(rid) => rid,
         None => t.get_or_create(key).0,
     };
-    out.push(C::request_for(t, table, key, rid, mode, prefetch));
+    out.push(C::request_for(t, table, key, rid, mode));
 }
 
 impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
@@ -198,14 +181,12 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         prefetch: bool,
     ) -> TxResult<bool> {
         out.clear();
-        // The two rounds of `prefetch_declared`: every key's index entry first, so that the probes
-        // below hit the cache, then (in `push_point`) each record as its slot becomes known.
+        // The harness's two prefetch rounds, as tight loops of their own: prefetching each record
+        // inside the loop below, once its probe has found the slot, saves the second probe per key
+        // but lets the out-of-order window span only about one key's misses (YCSB, 1 thread: 6%
+        // slower; see docs/results/vll.md, eighth pass).
         if prefetch {
-            for a in accesses {
-                if let (Target::Key(k), Some(t)) = (a.target, db.tables().get(a.table as usize)) {
-                    t.prefetch_index(k);
-                }
-            }
+            crate::txn::prefetch_accesses(accesses, db);
         }
         // Normalization happens on the way in while the list is short (first-request order, each key
         // once, a write wins over a read; a 64-bit signature spares the search for keys certainly
@@ -213,21 +194,17 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         let mut sig = 0u64;
         for a in accesses {
             if a.unlocked_in(db)? {
-                // Read without a lock, but read all the same.
-                if let (true, Target::Key(k)) = (prefetch, a.target) {
-                    db.table(a.table).prefetch_row(k);
-                }
                 continue;
             }
             let t = db.table(a.table);
             let mode = mode_of(a);
             match a.target {
-                Target::Key(k) => push_point::<C>(t, a.table, k, mode, &mut sig, out, prefetch),
+                Target::Key(k) => push_point::<C>(t, a.table, k, mode, &mut sig, out),
                 Target::Range { lo, hi } if hi < lo => {}
                 Target::Range { lo, hi } if hi - lo >= POINT_RANGE_LIMIT => return Ok(false),
                 Target::Range { lo, hi } => {
                     for key in lo..=hi {
-                        push_point::<C>(t, a.table, key, mode, &mut sig, out, prefetch);
+                        push_point::<C>(t, a.table, key, mode, &mut sig, out);
                     }
                 }
             }
@@ -235,9 +212,9 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         if out.len() > counters::SMALL {
             counters::normalize(out);
         }
-        // The counters' cache lines are not loaded here, only prefetched (here or by the harness): a
-        // blocking load now would make the worker wait for every one of them before the latch and the
-        // queue work, which otherwise overlap the misses still in flight.
+        // The counters' cache lines are not loaded here: they were prefetched (above or by the
+        // harness), and a blocking load now would make the worker wait for every one of them before
+        // the latch and the queue work, which otherwise overlap the misses still in flight.
         Ok(true)
     }
 

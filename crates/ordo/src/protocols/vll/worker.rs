@@ -359,7 +359,8 @@ impl<F: Flavor> Vll<F> {
                 .spare_programs
                 .pop()
                 .unwrap_or_else(|| requests.program());
-            // A scheme that resolves every record while planning prefetches them there.
+            // A scheme that prefetches while planning spares the harness's pass (which declares the
+            // accesses once more).
             let next = if F::Scheme::PREFETCHES {
                 requests.next_resolving(&mut program)
             } else {
