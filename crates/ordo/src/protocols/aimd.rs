@@ -12,6 +12,8 @@
 //! ([`super::deterministic::new_window`]), `vll-partitioned`'s in-flight window, and the VLL main
 //! loop's blocked-transaction threshold ("TxnQueue is full").
 
+use crate::txn::AbortReason;
+
 /// An AIMD bound between a floor and a maximum (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Aimd {
@@ -42,6 +44,15 @@ impl Aimd {
     pub fn stale(&mut self) {
         self.cur = (self.cur / 2).max(self.min);
         self.credit = 0;
+    }
+    /// A transaction aborted for `reason` and will be resubmitted: a stale reconnaissance
+    /// ([`AbortReason::Validation`]) halves the bound ([`Self::stale`]). Returns whether it was one.
+    pub fn aborted(&mut self, reason: AbortReason) -> bool {
+        let stale = reason == AbortReason::Validation;
+        if stale {
+            self.stale();
+        }
+        stale
     }
     /// A transaction completed (committed, or aborted for good): a bound's worth of them grows it
     /// by one (not above the maximum).
@@ -94,6 +105,17 @@ mod tests {
             a.completed();
         }
         assert_eq!(a.size(), 64);
+    }
+
+    #[test]
+    fn only_a_stale_reconnaissance_halves_it() {
+        use crate::txn::AbortReason;
+        let mut a = Aimd::new(1, 8);
+        for r in AbortReason::ALL {
+            let stale = a.aborted(r);
+            assert_eq!(stale, r == AbortReason::Validation, "{r:?}");
+        }
+        assert_eq!(a.size(), 4, "halved once");
     }
 
     #[test]

@@ -54,7 +54,7 @@ use crate::protocols::aimd::Aimd;
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
-    run_pieces, wait, AbortReason, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
+    run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
 };
 use engine::{Engine, Ready, Request};
 use exec::{Cover, ExecState, ExecTx, HoldingTx};
@@ -289,9 +289,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
                 Err(a) if a.is_retryable() => {
                     // Reconnaissance guessed wrong: plan again and take a new place in the order.
                     requests.aborted(a.reason);
-                    if a.reason == AbortReason::Validation {
-                        window.stale();
-                    }
+                    window.aborted(a.reason);
                     match self.submit(w, &mut s.program, i as u64, &mut s.accesses, &mut s.locks) {
                         Ok(whole) => {
                             s.whole = whole;

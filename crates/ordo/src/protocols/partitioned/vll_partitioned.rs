@@ -529,9 +529,7 @@ impl Protocol for VllPartitioned {
 /// Reports a retryable abort; a stale reconnaissance also shrinks the worker's window.
 pub(super) fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, window: &mut Aimd) {
     requests.aborted(reason);
-    if reason == AbortReason::Validation {
-        window.stale();
-    }
+    window.aborted(reason);
 }
 
 /// Every partition's latch, taken with every queue empty: what an interactive [`VllPartitioned`]

@@ -28,9 +28,7 @@ use super::txn::{Held, VllTx};
 use super::txn_queue::Seq;
 use super::{Flavor, Vll};
 use crate::protocols::aimd::Aimd;
-use crate::txn::{
-    run_pieces, AbortReason, AccessKind, Program, RequestSource, Ticket, Tx, TxResult,
-};
+use crate::txn::{run_pieces, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
 use std::collections::VecDeque;
 
 /// What the main loop keeps between iterations.
@@ -480,9 +478,8 @@ impl<F: Flavor> Vll<F> {
         match r {
             Err(a) if a.is_retryable() => {
                 requests.aborted(a.reason);
-                if a.reason == AbortReason::Validation {
+                if st.limit.aborted(a.reason) {
                     st.stats.stale += 1;
-                    st.limit.stale();
                 }
                 let locks = st.spare_locks.pop().unwrap_or_default();
                 self.admit(w, requests, program, ticket, locks, st);
