@@ -29,6 +29,10 @@ pub struct VerifyArgs {
     /// Write each recorded history (dbcop format) to FILE.PROTOCOL.json.
     #[arg(long)]
     pub history: Option<PathBuf>,
+    /// Do not prefetch each transaction's declared records before running it (`ordo bench`'s
+    /// `--no-prefetch`): by default verification runs the protocols' benchmark code paths.
+    #[arg(long = "no-prefetch")]
+    pub no_prefetch: bool,
     #[command(flatten)]
     pub knobs: opts::ProtocolKnobs,
 }
@@ -81,6 +85,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
         txns: args.txns,
         seed: args.seed,
         vll,
+        prefetch: !args.no_prefetch,
     };
     workload.visit(Verifications {
         args: &args,

@@ -42,6 +42,7 @@ fn serializable_protocols_produce_no_cycles_over_100k_contended_transactions() {
         txns: 100_000,
         seed: 7,
         vll: Default::default(),
+        prefetch: true,
     };
     let serializable: Vec<_> = protocols::all()
         .into_iter()
@@ -80,6 +81,7 @@ fn nocc_histories_show_cycles() {
         txns: 40_000,
         seed: 11,
         vll: Default::default(),
+        prefetch: true,
     };
     let v = protocols::with_protocol(
         "nocc",

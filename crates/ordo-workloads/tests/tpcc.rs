@@ -36,6 +36,7 @@ fn run(name: &str, w: &Tpcc, threads: usize, txns: u64, seed: u64) -> Verified {
         txns,
         seed,
         vll: Default::default(),
+        prefetch: true,
     };
     protocols::with_protocol(
         name,

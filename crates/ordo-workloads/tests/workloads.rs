@@ -27,6 +27,7 @@ fn verify<W: Workload>(protocol: &str, w: &W, threads: usize, txns: u64, seed: u
         txns,
         seed,
         vll: Default::default(),
+        prefetch: true,
     };
     protocols::with_protocol(
         protocol,

@@ -3,7 +3,8 @@
 use super::workload::Workload;
 use crate::check::{self, History, Report};
 use crate::protocols::{vll::VllConfig, Protocol};
-use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
+use crate::storage::Database;
+use crate::txn::{prefetch_declared, Abort, AbortReason, RequestSource, Ticket};
 use std::time::Instant;
 
 /// How to run a verification.
@@ -15,6 +16,10 @@ pub struct VerifyConfig {
     pub seed: u64,
     /// Knobs of the VLL family (ignored by the other protocols).
     pub vll: VllConfig,
+    /// Prefetch each transaction's declared records before it runs, as `ordo bench` does by
+    /// default (VLL's point-lock protocols prefetch while they plan): the protocols then run the
+    /// code paths they run in a benchmark.
+    pub prefetch: bool,
 }
 
 /// A checked run.
@@ -39,6 +44,8 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
                     let mut source = CountedSource {
                         workload,
                         gen: workload.generator(t as u32, cfg.seed),
+                        db: protocol.db(),
+                        prefetch: cfg.prefetch,
                         left: per_thread,
                         seed: cfg.seed.wrapping_add(t as u64 + 1),
                     };
@@ -61,20 +68,19 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
     })
 }
 
-/// Hands out a fixed number of the workload's transactions.
-struct CountedSource<'a, W: Workload> {
+/// Hands out a fixed number of the workload's transactions, prefetching their records as the
+/// benchmark's source does.
+struct CountedSource<'a, W: Workload, M> {
     workload: &'a W,
     gen: W::Gen,
+    db: &'a Database<M>,
+    prefetch: bool,
     left: u64,
     seed: u64,
 }
 
-impl<W: Workload> RequestSource for CountedSource<'_, W> {
-    type Program = W::Program;
-    fn program(&self) -> W::Program {
-        self.workload.program()
-    }
-    fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
+impl<W: Workload, M> CountedSource<'_, W, M> {
+    fn draw(&mut self, program: &mut W::Program) -> Option<Ticket> {
         if self.left == 0 {
             return None;
         }
@@ -85,9 +91,67 @@ impl<W: Workload> RequestSource for CountedSource<'_, W> {
             tag: 0,
         })
     }
+}
+
+impl<W: Workload, M: Default + Send + Sync> RequestSource for CountedSource<'_, W, M> {
+    type Program = W::Program;
+    fn program(&self) -> W::Program {
+        self.workload.program()
+    }
+    fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
+        let ticket = self.draw(program)?;
+        if self.prefetch {
+            prefetch_declared(program, self.db);
+        }
+        Some(ticket)
+    }
+    fn next_resolving(&mut self, program: &mut W::Program) -> Option<(Ticket, bool)> {
+        Some((self.draw(program)?, self.prefetch))
+    }
     fn aborted(&mut self, _: AbortReason) {}
     fn finished(&mut self, _: Ticket, _: Result<(), Abort>) {}
     fn seed(&self) -> u64 {
         self.seed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocols::deterministic::testkit::Mixed;
+
+    /// The verification source prefetches as the benchmark's does: `next` and `next_resolving`
+    /// hand out the same programs, `next_resolving` passes the prefetch setting on to the protocol,
+    /// and both stop after the source's count.
+    #[test]
+    fn the_counted_source_passes_the_prefetch_setting_on() {
+        let workload = Mixed {
+            keys: 64,
+            ops: 4,
+            pointer_share: 0.0,
+            affine: None,
+        };
+        let mut db = Database::<()>::new();
+        workload.load(&mut db).unwrap();
+        for prefetch in [false, true] {
+            let source = || CountedSource {
+                workload: &workload,
+                gen: workload.generator(0, 7),
+                db: &db,
+                prefetch,
+                left: 5,
+                seed: 7,
+            };
+            let (mut plain, mut resolving) = (source(), source());
+            let (mut a, mut b) = (plain.program(), resolving.program());
+            for _ in 0..5 {
+                assert!(plain.next(&mut a).is_some());
+                let (_, pass_on) = resolving.next_resolving(&mut b).unwrap();
+                assert_eq!(pass_on, prefetch);
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "the same programs");
+            }
+            assert!(plain.next(&mut a).is_none());
+            assert!(resolving.next_resolving(&mut b).is_none());
+        }
     }
 }

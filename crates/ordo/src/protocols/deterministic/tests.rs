@@ -43,6 +43,7 @@ fn checked_history<P: Protocol>() {
         txns: 20_000,
         seed: 3,
         vll: Default::default(),
+        prefetch: true,
     };
     let v = verify::run::<P, Mixed>(&contended(), &cfg).unwrap();
     assert_eq!(v.report.committed, 20_000, "{}", P::INFO.name);
@@ -80,6 +81,7 @@ fn the_workload_exposes_anomalies_without_concurrency_control() {
             txns: 20_000,
             seed,
             vll: Default::default(),
+            prefetch: true,
         };
         let v = verify::run::<NoCC, Mixed>(&contended(), &cfg).unwrap();
         v.report.has(AnomalyKind::GSingle) || !v.report.is_serializable()
@@ -289,6 +291,7 @@ fn dropping_the_protocol_joins_its_threads() {
                 txns: 300,
                 seed: 9,
                 vll: Default::default(),
+                prefetch: true,
             },
         )
         .unwrap();

@@ -35,6 +35,7 @@ fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
         txns: 20_000,
         seed: 5,
         vll: Default::default(),
+        prefetch: true,
     };
     let v = verify::run::<P, Mixed>(&w, &cfg).unwrap();
     let name = P::INFO.name;
