@@ -269,11 +269,10 @@ fn vll_partitioned_interactive_transactions_alongside_the_worker_loop() {
 /// in-flight window.
 #[test]
 fn vll_partitioned_shrinks_its_window_only_on_stale_reconnaissance() {
-    use crate::protocols::aimd::Aimd;
     use crate::protocols::deterministic::testkit::Counted;
     use crate::txn::AbortReason;
     use rand::SeedableRng;
-    use vll_partitioned::{retry, WINDOW};
+    use vll_partitioned::{new_window, retry, MIN_WINDOW, WINDOW};
     let w = Mixed {
         keys: 16,
         ops: 4,
@@ -285,9 +284,14 @@ fn vll_partitioned_shrinks_its_window_only_on_stale_reconnaissance() {
         gen: (rand::rngs::SmallRng::seed_from_u64(1), 0),
         left: 0,
     };
-    let mut window = Aimd::new(2, WINDOW);
+    let mut window = new_window();
+    assert_eq!(window.size(), WINDOW, "starts at the most");
     retry(&mut src, AbortReason::LockConflict, &mut window);
     assert_eq!(window.size(), WINDOW, "not a reconnaissance failure");
     retry(&mut src, AbortReason::Validation, &mut window);
     assert_eq!(window.size(), WINDOW / 2);
+    for _ in 0..8 {
+        retry(&mut src, AbortReason::Validation, &mut window);
+    }
+    assert_eq!(window.size(), MIN_WINDOW, "never below the floor");
 }

@@ -85,10 +85,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
-/// The most queued transactions a worker keeps in flight: fewer, down to 2, while its dependent
-/// transactions' reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order queued
-/// behind another of its district always finds `d_next_o_id` changed).
+/// The most queued transactions a worker keeps in flight: fewer, down to [`MIN_WINDOW`], while its
+/// dependent transactions' reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order
+/// queued behind another of its district always finds `d_next_o_id` changed).
 pub const WINDOW: usize = 16;
+
+/// The fewest queued transactions a worker keeps in flight (see [`WINDOW`]).
+pub const MIN_WINDOW: usize = 2;
+
+/// A worker's in-flight window: [`WINDOW`], halved by each stale reconnaissance down to
+/// [`MIN_WINDOW`].
+pub fn new_window() -> Aimd {
+    Aimd::new(MIN_WINDOW, WINDOW)
+}
 
 /// How a queued transaction's owner learns that it may run.
 struct Waiter {
@@ -455,7 +464,7 @@ impl Protocol for VllPartitioned {
         let mut free_slots: Vec<usize> = (0..WINDOW).rev().collect();
         let mut runnable: Vec<usize> = Vec::new();
         let mut in_flight = 0;
-        let mut window = Aimd::new(2, WINDOW);
+        let mut window = new_window();
         let mut exhausted = false;
         loop {
             // Execute what may run first (a notified transaction must not wait behind a stream of free

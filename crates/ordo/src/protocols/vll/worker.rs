@@ -368,9 +368,7 @@ impl<F: Flavor> Vll<F> {
                 st.spare_programs.push(program);
                 return true;
             };
-            let locks = st.spare_locks.pop().unwrap_or_default();
-            let Some(plan) = self.plan_drawn(w, requests, program, ticket, locks, st, prefetch)
-            else {
+            let Some(plan) = self.plan_drawn(w, requests, program, ticket, st, prefetch) else {
                 continue;
             };
             if plan.recon {
@@ -481,8 +479,7 @@ impl<F: Flavor> Vll<F> {
                 if st.limit.aborted(a.reason) {
                     st.stats.stale += 1;
                 }
-                let locks = st.spare_locks.pop().unwrap_or_default();
-                self.admit(w, requests, program, ticket, locks, st);
+                self.admit(w, requests, program, ticket, st);
             }
             r => {
                 requests.finished(ticket, r);
@@ -492,20 +489,19 @@ impl<F: Flavor> Vll<F> {
         }
     }
 
-    /// Plans `program` (prefetching its records if `prefetch`) and files it in `st.drawn` for the
-    /// next admission section; a request whose planning fails is settled at once. Returns its plan if
-    /// it was filed.
-    #[allow(clippy::too_many_arguments)]
+    /// Plans `program` (prefetching its records if `prefetch`) into a lock list from the spare ones
+    /// and files it in `st.drawn` for the next admission section; a request whose planning fails is
+    /// settled at once. Returns its plan if it was filed.
     fn plan_drawn<R: RequestSource>(
         &self,
         w: &mut Worker<F>,
         requests: &mut R,
         mut program: R::Program,
         ticket: Ticket,
-        mut locks: Vec<Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
         prefetch: bool,
     ) -> Option<Planned> {
+        let mut locks = st.spare_locks.pop().unwrap_or_default();
         match self.plan(w, &mut program, &mut locks, prefetch) {
             Ok(plan) => {
                 st.drawn.push(Drawn {
@@ -534,11 +530,10 @@ impl<F: Flavor> Vll<F> {
         requests: &mut R,
         program: R::Program,
         ticket: Ticket,
-        locks: Vec<Req<F>>,
         st: &mut LoopState<R::Program, Req<F>>,
     ) {
         if self
-            .plan_drawn(w, requests, program, ticket, locks, st, false)
+            .plan_drawn(w, requests, program, ticket, st, false)
             .is_some()
         {
             self.admit_drawn(w, requests, st);
