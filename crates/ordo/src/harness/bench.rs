@@ -214,10 +214,7 @@ impl<W: Workload, M> BenchSource<'_, W, M> {
             return None;
         }
         self.workload.next(&mut self.gen, program);
-        Some(Ticket {
-            started: Instant::now(),
-            tag: ph as u64,
-        })
+        Some(Ticket::now(ph as u64))
     }
 }
 

@@ -5,7 +5,6 @@ use crate::check::{self, History, Report};
 use crate::protocols::{vll::VllConfig, Protocol};
 use crate::storage::Database;
 use crate::txn::{prefetch_declared, Abort, AbortReason, RequestSource, Ticket};
-use std::time::Instant;
 
 /// How to run a verification.
 #[derive(Clone, Debug)]
@@ -86,10 +85,7 @@ impl<W: Workload, M> CountedSource<'_, W, M> {
         }
         self.left -= 1;
         self.workload.next(&mut self.gen, program);
-        Some(Ticket {
-            started: Instant::now(),
-            tag: 0,
-        })
+        Some(Ticket::now(0))
     }
 }
 

@@ -22,6 +22,17 @@ pub struct Ticket {
     pub tag: u64,
 }
 
+impl Ticket {
+    /// A request handed out now, with the source's `tag`.
+    #[inline]
+    pub fn now(tag: u64) -> Self {
+        Ticket {
+            started: Instant::now(),
+            tag,
+        }
+    }
+}
+
 /// Where a worker thread's transactions come from, and where their outcomes go.
 pub trait RequestSource {
     type Program: Program + Send;

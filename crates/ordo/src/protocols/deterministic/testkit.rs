@@ -204,10 +204,7 @@ impl crate::txn::RequestSource for Counted<'_> {
         }
         self.left -= 1;
         self.workload.next(&mut self.gen, p);
-        Some(crate::txn::Ticket {
-            started: std::time::Instant::now(),
-            tag: 0,
-        })
+        Some(crate::txn::Ticket::now(0))
     }
     fn aborted(&mut self, _: crate::txn::AbortReason) {}
     fn finished(&mut self, _: crate::txn::Ticket, outcome: Result<(), crate::txn::Abort>) {

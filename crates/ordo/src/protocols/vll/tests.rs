@@ -13,7 +13,6 @@ use crate::txn::{Abort, AbortReason, Access, Ticket, Tx};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 type Points = PointLocks<Colocated>;
 
@@ -324,10 +323,7 @@ impl RequestSource for Source {
                 also: r.gen_range(0..10) * 10,
             }
         };
-        Some(Ticket {
-            started: Instant::now(),
-            tag: 0,
-        })
+        Some(Ticket::now(0))
     }
     fn aborted(&mut self, _: AbortReason) {
         self.retried += 1;
@@ -639,10 +635,7 @@ impl RequestSource for Script {
     }
     fn next(&mut self, p: &mut TestProgram) -> Option<Ticket> {
         p.op = self.ops.pop_front()?;
-        Some(Ticket {
-            started: Instant::now(),
-            tag: 0,
-        })
+        Some(Ticket::now(0))
     }
     fn aborted(&mut self, _: AbortReason) {
         self.retried += 1;
@@ -761,10 +754,7 @@ impl<'a> RequestSource for OneShot<'a> {
     }
     fn next(&mut self, p: &mut Dependent<'a>) -> Option<Ticket> {
         *p = self.program.take()?;
-        Some(Ticket {
-            started: Instant::now(),
-            tag: 0,
-        })
+        Some(Ticket::now(0))
     }
     fn aborted(&mut self, r: AbortReason) {
         self.retried.push(r);
@@ -794,10 +784,7 @@ impl RequestSource for Dependents {
     }
     fn next(&mut self, _: &mut Dependent<'static>) -> Option<Ticket> {
         self.left = self.left.checked_sub(1)?;
-        Some(Ticket {
-            started: Instant::now(),
-            tag: 0,
-        })
+        Some(Ticket::now(0))
     }
     fn aborted(&mut self, r: AbortReason) {
         panic!("nothing changes the index here, yet {r:?}");
