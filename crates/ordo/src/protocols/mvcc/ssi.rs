@@ -49,10 +49,11 @@
 //!   which cannot be a dangerous pivot: it commits under its own `conflicts` mutex only (the
 //!   argument is at [`SsiShared::commit`]); a latched check therefore takes its own timestamp
 //!   first and waits for an out-conflict caught in `COMMITTING`. Every conflict-list change and every doom also holds the
-//!   target's `conflicts` mutex. A worker's retained queue is locked once per commit, for both the
-//!   retain and the cleanup of its front (not at all when it is empty and the horizon already passed
-//!   the committed transaction: that one is released at once); releases run under it (no one takes a queue lock while
-//!   holding a record's or a table's mutex, and a sweeper only `try_lock`s another worker's queue).
+//!   target's `conflicts` mutex. A worker retains its newest committed transactions in a private
+//!   queue, with no lock, and moves them to its shared queue (which sweepers reach) only when more
+//!   than [`PRIVATE`] pile up or the worker ends ([`Retainer`]); the shared queue is locked while
+//!   it holds something, and releases run under it (no one takes a queue lock while holding a
+//!   record's or a table's mutex, and a sweeper only `try_lock`s another worker's queue).
 //!   Cleanup releases a committed transaction whose lists nothing ever touched (most of them) without
 //!   its `conflicts` mutex: once the horizon has passed it no transaction can reach it any more
 //!   (`TxnShared::retire_settled` has the argument).
@@ -111,15 +112,23 @@ pub struct SsiShared {
     ranges: Box<[Ranges]>,
     /// Every worker's [`Retained`] queue (for the occasional sweep and the statistics).
     workers: RwLock<Vec<Arc<Retained>>>,
+    /// How many workers have registered: a sweeping worker copies `workers` again only when this
+    /// moved (reading the lock word at every sweep moved its line between the cores).
+    registered: AtomicUsize,
 }
 
 /// How often (in commits) a worker also cleans up the other workers' queues, so an idle worker's
 /// retained transactions are released too. Rarely: a sweep touches lines the other workers write
-/// (the registry's lock word, their queue locks, their transaction records).
+/// (their queue locks, their transaction records).
 pub const SWEEP: u32 = 64;
 
+/// The most committed transactions a worker keeps in its private queue (see [`Retainer`]) before
+/// it hands them to its shared one.
+pub const PRIVATE: usize = 8;
+
 /// One worker's committed transactions kept for later conflict detection (Cahill's suspended
-/// transactions), oldest first, and its count of the point SIREAD locks they hold.
+/// transactions), oldest first, as the other workers can reach them, and its count of the point
+/// SIREAD locks they hold. The worker's own side is its [`Retainer`].
 ///
 /// Each worker retains its own transactions and releases them at its next commits, so the queue,
 /// the counter and the released records stay in that worker's cache (a global queue was a shared
@@ -132,9 +141,53 @@ pub struct Retained {
     /// read) and decremented by whoever releases them, each in its own counter (so only its worker
     /// writes it): only the sum over workers means anything.
     sireads: AtomicI64,
-    /// The queue's length when its worker last locked it: at least its length now (only sweepers
-    /// change it meanwhile, and they only remove). Written by the worker alone.
-    queued: AtomicUsize,
+    /// The private queue's length after the worker's last commit (for the statistics).
+    private: AtomicUsize,
+    /// The shared queue's length when it was last unlocked (written under its lock, seldom: so
+    /// sweepers read it from a line that stays put, and pass over empty queues).
+    queued: CachePadded<AtomicUsize>,
+}
+
+/// A worker's side of retention: its shared queue ([`Retained`]), its **private** queue of the
+/// newest retained transactions, and the other workers' queues as it last copied them.
+///
+/// The worker pushes to and releases from the private queue with no lock and no write another
+/// core reads: at two threads a commit usually retains the transaction it commits and releases the
+/// one before, so it holds one or two. Once it holds more than [`PRIVATE`] (a long reader holds
+/// the horizon back), and when the worker ends, they move to the shared queue, where sweepers
+/// reach them (and which the worker itself locks at every commit until it is empty again): a
+/// worker that falls idle leaves at most [`PRIVATE`] transactions that only its next commit
+/// releases.
+#[derive(Debug)]
+pub struct Retainer {
+    shared: Arc<Retained>,
+    recent: VecDeque<(Handle, usize)>,
+    /// The registered queues (this worker's included), copied when `SsiShared::registered` moves.
+    peers: Vec<Arc<Retained>>,
+    seen: usize,
+    /// Commits so far (every [`SWEEP`]-th also sweeps the other workers' queues).
+    commits: u32,
+}
+
+impl Retainer {
+    /// The worker's shared queue.
+    pub fn shared(&self) -> &Retained {
+        &self.shared
+    }
+}
+
+impl Drop for Retainer {
+    /// A worker that ends hands its private queue to its shared one, where the other workers'
+    /// sweeps release it (a session that ends must not leave range locks behind).
+    fn drop(&mut self) {
+        if self.recent.is_empty() {
+            return;
+        }
+        let mut q = self.shared.queue.lock();
+        q.extend(self.recent.drain(..));
+        self.shared.queued.store(q.len(), Ordering::Relaxed);
+        self.shared.private.store(0, Ordering::Relaxed);
+    }
 }
 
 #[inline]
@@ -221,6 +274,7 @@ impl SsiShared {
             latch: SpinMutex::new(()),
             ranges: (0..tables).map(|_| Ranges::default()).collect(),
             workers: RwLock::new(Vec::new()),
+            registered: AtomicUsize::new(0),
         }
     }
 
@@ -410,11 +464,19 @@ impl SsiShared {
             .sum()
     }
 
-    /// A retention queue for a new worker.
-    pub fn register(&self) -> Arc<Retained> {
-        let r = Arc::new(Retained::default());
-        self.workers.write().push(r.clone());
-        r
+    /// The retention queues of a new worker.
+    pub fn register(&self) -> Retainer {
+        let shared = Arc::new(Retained::default());
+        let mut workers = self.workers.write();
+        workers.push(shared.clone());
+        self.registered.store(workers.len(), Ordering::Release);
+        Retainer {
+            shared,
+            recent: VecDeque::new(),
+            peers: workers.clone(),
+            seen: workers.len(),
+            commits: 0,
+        }
     }
 
     /// Committed transactions retained.
@@ -422,7 +484,7 @@ impl SsiShared {
         self.workers
             .read()
             .iter()
-            .map(|w| w.queue.lock().len())
+            .map(|w| w.queue.lock().len() + w.private.load(Ordering::Relaxed))
             .sum()
     }
 
@@ -435,44 +497,63 @@ impl SsiShared {
             .sum()
     }
 
-    /// Suspends a committed transaction `t` (commit timestamp `cts`) of worker `mine` that holds
-    /// `sireads` point SIREAD locks (§3.3) until the horizon passes it, and cleans up (Cahill §3.3)
-    /// the retained transactions of `mine` that no running transaction overlaps any more (committed
-    /// at or before `horizon`, `t` itself included); with `sweep` (every [`SWEEP`]-th commit of the worker) also
-    /// those of the other workers. A `t` the horizon already passed is released at once, without
-    /// the queue, when the queue is empty (and the worker not sweeping). One lock of the worker's queue does both: releasing under it
-    /// cannot deadlock, as nobody takes a queue lock while holding a record's or a table's mutex,
-    /// and a sweeper only tries it.
+    /// Suspends a committed transaction `t` (commit timestamp `cts`) of the worker whose retention
+    /// is `r`, that holds `sireads` point SIREAD locks (§3.3), until the horizon passes it, and
+    /// cleans up (Cahill §3.3) the worker's retained transactions that no running transaction
+    /// overlaps any more (committed at or before `horizon`, `t` itself included); every [`SWEEP`]-th
+    /// commit also those of the other workers' shared queues. A `t` the horizon already passed is
+    /// released at once when nothing older is retained. The worker's shared queue is locked only
+    /// while it holds something or when the private queue overflows ([`PRIVATE`]): releasing
+    /// under it cannot deadlock, as nobody takes a queue lock while holding a record's or a
+    /// table's mutex, and a sweeper only tries it.
     pub fn retain_and_cleanup(
         &self,
-        mine: &Retained,
+        r: &mut Retainer,
         t: Handle,
         cts: u64,
         sireads: usize,
         horizon: u64,
-        sweep: bool,
     ) {
-        if !sweep && cts <= horizon && mine.queued.load(Ordering::Relaxed) == 0 {
-            // The queue is empty and `t` already overlaps no running transaction (none ran when
-            // the horizon was computed): released at once, without locking the queue.
+        r.commits = r.commits.wrapping_add(1);
+        let sweep = r.commits.is_multiple_of(SWEEP);
+        let mine = &*r.shared;
+        let shared = mine.queued.load(Ordering::Relaxed);
+        if !sweep && cts <= horizon && r.recent.is_empty() && shared == 0 {
+            // Nothing older is retained and `t` already overlaps no running transaction (none ran
+            // when the horizon was computed): released at once.
             self.release_settled(mine, t, 0);
             return;
         }
         if sireads != 0 {
             bump(&mine.sireads, sireads as i64);
         }
-        {
+        r.recent.push_back((t, sireads));
+        self.release_front(mine, &mut r.recent, horizon);
+        if shared != 0 || r.recent.len() > PRIVATE {
             let mut q = mine.queue.lock();
-            q.push_back((t, sireads));
             self.release_front(mine, &mut q, horizon);
+            if r.recent.len() > PRIVATE {
+                // Where a sweeper can reach them, should this worker fall idle (after the older
+                // ones).
+                q.extend(r.recent.drain(..));
+            }
             mine.queued.store(q.len(), Ordering::Relaxed);
         }
+        if mine.private.load(Ordering::Relaxed) != r.recent.len() {
+            mine.private.store(r.recent.len(), Ordering::Relaxed);
+        }
         if sweep {
-            for other in self.workers.read().iter() {
-                if !std::ptr::eq(&**other, mine) {
-                    // Another worker is sweeping this queue: it will get there (never urgent).
+            let n = self.registered.load(Ordering::Acquire);
+            if n != r.seen {
+                r.peers = self.workers.read().clone();
+                r.seen = n;
+            }
+            for other in &r.peers {
+                // A queue another worker is sweeping: it will get there (never urgent).
+                if !std::ptr::eq(&**other, mine) && other.queued.load(Ordering::Relaxed) != 0 {
                     if let Some(mut q) = other.queue.try_lock() {
                         self.release_front(mine, &mut q, horizon);
+                        other.queued.store(q.len(), Ordering::Relaxed);
                     }
                 }
             }
@@ -796,7 +877,7 @@ mod tests {
     fn cleanup_skips_the_mutex_only_for_transactions_nothing_touched() {
         let pool = Pool::default();
         let ssi = SsiShared::new(1);
-        let mine = ssi.register();
+        let mut mine = ssi.register();
         let (mut a, mut b, mut c) = (VecDeque::new(), VecDeque::new(), VecDeque::new());
         let quiet = pool.record(&mut a, 1);
         let written = pool.record(&mut b, 2);
@@ -814,7 +895,7 @@ mod tests {
             .is_some());
         assert_eq!(ssi.range_locks(), 1);
         for (t, cts) in [(quiet, 5), (written, 6), (scanner, 7)] {
-            ssi.retain_and_cleanup(&mine, t.handle(), cts, 0, 10, false);
+            ssi.retain_and_cleanup(&mut mine, t.handle(), cts, 0, 10);
             assert!(t.is_released());
         }
         assert_eq!(

@@ -328,10 +328,19 @@ fn long_runs_keep_multi_version_state_bounded() {
     );
     long.commit().unwrap();
     // … and once it ends, the next commits (each releases its worker's retained transactions, every
-    // SWEEP-th the other workers' too) and a pass over the keys free them all.
+    // SWEEP-th the other workers' shared queues too) free all but the few that the idle workers
+    // keep privately …
     for _ in 0..super::ssi::SWEEP {
         let mut t = p.begin(&mut w1);
         t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+    }
+    let idle = p.gc_stats();
+    assert!(idle.retained <= 2 * super::ssi::PRIVATE, "{idle:?}");
+    // … which their next commits release; a pass over the keys drops the last versions.
+    for w in [&mut w2, &mut w3] {
+        let mut t = p.begin(w);
+        t.update(KV, 1, one(), |r| r.set_int(B, 1)).unwrap();
         t.commit().unwrap();
     }
     let mut t = p.begin(&mut w1);
@@ -343,6 +352,35 @@ fn long_runs_keep_multi_version_state_bounded() {
         (0, 0, 0, 0),
         "{g:?}"
     );
+}
+
+/// A worker that ends with transactions in its private retention queue hands them to its shared
+/// queue, so the other workers' sweeps release them and their range locks: a session that ends
+/// leaks nothing (without the hand-over its scan's range lock stayed in the table for good).
+#[test]
+fn a_worker_that_ends_leaves_nothing_retained() {
+    let p: Mvcc<Ssi> = open_small();
+    let mut w1 = p.worker(0, false);
+    {
+        let mut w2 = p.worker(1, false);
+        // `old` overlaps the scanner, so the scanner is retained (privately) when it commits.
+        let mut old = p.begin(&mut w1);
+        old.snapshot();
+        let mut scanner = p.begin(&mut w2);
+        scanner.scan(KV, 0, 99, one(), |_, _| true).unwrap();
+        scanner.update(KV, 10, one(), |r| r.set_int(B, 7)).unwrap();
+        scanner.commit().unwrap();
+        old.commit().unwrap();
+        let g = p.gc_stats();
+        assert_eq!((g.retained, g.range_locks), (1, 1), "{g:?}");
+    } // w2 ends
+    for _ in 0..super::ssi::SWEEP {
+        let mut t = p.begin(&mut w1);
+        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+    }
+    let g = p.gc_stats();
+    assert_eq!((g.retained, g.range_locks), (0, 0), "{g:?}");
 }
 
 /// A table that is read-only once loaded is read without SIREAD or range locks under `ssi` (no

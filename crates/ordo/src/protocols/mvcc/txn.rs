@@ -37,9 +37,7 @@ pub struct MvccWorker {
     /// Point SIREAD locks the running transaction took.
     sireads: usize,
     /// This worker's retained committed transactions (SSI).
-    retained: Arc<ssi::Retained>,
-    /// Commits so far (every `ssi::SWEEP`-th also cleans up the other workers' queues).
-    commits: u32,
+    retained: ssi::Retainer,
     /// This worker's transaction records, oldest first (the last is the running transaction's);
     /// the oldest is recycled once released (see `state`).
     spent: VecDeque<Handle>,
@@ -54,7 +52,7 @@ impl MvccWorker {
         id: u32,
         recording: bool,
         slot: Arc<SnapshotSlot>,
-        retained: Arc<ssi::Retained>,
+        retained: ssi::Retainer,
     ) -> Self {
         MvccWorker {
             ids: TxnIds::new(id),
@@ -65,7 +63,6 @@ impl MvccWorker {
             buf: Vec::new(),
             sireads: 0,
             retained,
-            commits: 0,
             spent: VecDeque::new(),
             spare: Vec::new(),
             horizon: 0,
@@ -438,7 +435,7 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         }
         if M::SSI {
             // An aborted transaction retained nothing, so its SIREAD locks were never counted.
-            self.p.ssi.release(&self.w.retained, self.h, 0);
+            self.p.ssi.release(self.w.retained.shared(), self.h, 0);
         } else {
             self.me.retire_unshared();
         }
@@ -722,16 +719,8 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             // Every committed transaction is retained until the horizon passes it, even one without
             // SIREAD locks or out-conflicts: a reader may still find its version (or a pivot hold it
             // as T_out) and must see its commit timestamp, so its record may not be recycled yet.
-            let mine = &*self.w.retained;
-            self.w.commits = self.w.commits.wrapping_add(1);
-            p.ssi.retain_and_cleanup(
-                mine,
-                self.h,
-                cts,
-                self.w.sireads,
-                horizon,
-                self.w.commits.is_multiple_of(ssi::SWEEP),
-            );
+            p.ssi
+                .retain_and_cleanup(&mut self.w.retained, self.h, cts, self.w.sireads, horizon);
         } else {
             self.me.retire_unshared();
         }
