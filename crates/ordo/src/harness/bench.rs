@@ -6,10 +6,11 @@
 //! the prefetch of its declared records too). Only transactions that start and complete inside the
 //! measured interval count.
 
+use super::prefetch::Prefetch;
 use super::workload::Workload;
 use crate::protocols::{vll::VllConfig, Protocol, ProtocolConfig};
 use crate::storage::Database;
-use crate::txn::{prefetch_declared, Abort, AbortReason, RequestSource, Ticket};
+use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 use hdrhistogram::Histogram;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -197,8 +198,7 @@ struct WorkerResult {
 struct BenchSource<'a, W: Workload, M> {
     workload: &'a W,
     gen: W::Gen,
-    db: &'a Database<M>,
-    prefetch: bool,
+    prefetch: Prefetch<'a, M>,
     phase: &'a AtomicU8,
     progress: &'a AtomicU64,
     seed: u64,
@@ -226,16 +226,13 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
     }
 
     fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
-        let ticket = self.draw(program)?;
-        if self.prefetch {
-            prefetch_declared(program, self.db);
-        }
-        Some(ticket)
+        let drawn = self.draw(program);
+        self.prefetch.next(drawn, program)
     }
 
     fn next_resolving(&mut self, program: &mut W::Program) -> Option<(Ticket, bool)> {
-        // The protocol prefetches while it plans (latency still starts here).
-        Some((self.draw(program)?, self.prefetch))
+        let drawn = self.draw(program);
+        self.prefetch.resolving(drawn)
     }
 
     fn aborted(&mut self, reason: AbortReason) {
@@ -277,8 +274,10 @@ fn worker_loop<P: Protocol, W: Workload>(
     let mut source = BenchSource {
         workload,
         gen: workload.generator(thread, cfg.seed),
-        db: protocol.db(),
-        prefetch: cfg.prefetch,
+        prefetch: Prefetch {
+            db: protocol.db(),
+            on: cfg.prefetch,
+        },
         phase,
         progress,
         seed: cfg.seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -295,30 +294,25 @@ fn worker_loop<P: Protocol, W: Workload>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::prefetch::{assert_resolving_passes_prefetch_on, test_workload};
     use super::*;
-    use crate::protocols::deterministic::testkit::Mixed;
 
     /// `next` and `next_resolving` hand out the same stream of programs; `next_resolving` passes
     /// the prefetch setting on to the protocol (which then prefetches while it plans) instead of
     /// acting on it; both stop with the run.
     #[test]
     fn next_resolving_leaves_the_prefetch_to_the_protocol() {
-        let workload = Mixed {
-            keys: 64,
-            ops: 4,
-            pointer_share: 0.0,
-            affine: None,
-        };
-        let mut db = Database::<()>::new();
-        workload.load(&mut db).unwrap();
+        let (workload, db) = test_workload();
         let phase = AtomicU8::new(MEASURE);
         let progress = AtomicU64::new(0);
         for prefetch in [false, true] {
             let source = |seed| BenchSource {
                 workload: &workload,
                 gen: workload.generator(0, seed),
-                db: &db,
-                prefetch,
+                prefetch: Prefetch {
+                    db: &db,
+                    on: prefetch,
+                },
                 phase: &phase,
                 progress: &progress,
                 seed,
@@ -330,13 +324,8 @@ mod tests {
                 },
             };
             let (mut plain, mut resolving) = (source(7), source(7));
-            let (mut a, mut b) = (plain.program(), resolving.program());
-            for _ in 0..5 {
-                assert!(plain.next(&mut a).is_some());
-                let (_, pass_on) = resolving.next_resolving(&mut b).unwrap();
-                assert_eq!(pass_on, prefetch);
-                assert_eq!(format!("{a:?}"), format!("{b:?}"), "the same programs");
-            }
+            let (mut a, mut b) =
+                assert_resolving_passes_prefetch_on(&mut plain, &mut resolving, prefetch, 5);
             phase.store(STOP, Ordering::Release);
             assert!(plain.next(&mut a).is_none());
             assert!(resolving.next_resolving(&mut b).is_none());

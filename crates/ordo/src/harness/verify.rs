@@ -1,10 +1,10 @@
 //! Verification runs: a fixed number of transactions with history recording on, then the checker.
 
+use super::prefetch::Prefetch;
 use super::workload::Workload;
 use crate::check::{self, History, Report};
 use crate::protocols::{vll::VllConfig, Protocol};
-use crate::storage::Database;
-use crate::txn::{prefetch_declared, Abort, AbortReason, RequestSource, Ticket};
+use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 
 /// How to run a verification.
 #[derive(Clone, Debug)]
@@ -43,8 +43,10 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
                     let mut source = CountedSource {
                         workload,
                         gen: workload.generator(t as u32, cfg.seed),
-                        db: protocol.db(),
-                        prefetch: cfg.prefetch,
+                        prefetch: Prefetch {
+                            db: protocol.db(),
+                            on: cfg.prefetch,
+                        },
                         left: per_thread,
                         seed: cfg.seed.wrapping_add(t as u64 + 1),
                     };
@@ -72,8 +74,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
 struct CountedSource<'a, W: Workload, M> {
     workload: &'a W,
     gen: W::Gen,
-    db: &'a Database<M>,
-    prefetch: bool,
+    prefetch: Prefetch<'a, M>,
     left: u64,
     seed: u64,
 }
@@ -95,14 +96,12 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for CountedSource<'_, 
         self.workload.program()
     }
     fn next(&mut self, program: &mut W::Program) -> Option<Ticket> {
-        let ticket = self.draw(program)?;
-        if self.prefetch {
-            prefetch_declared(program, self.db);
-        }
-        Some(ticket)
+        let drawn = self.draw(program);
+        self.prefetch.next(drawn, program)
     }
     fn next_resolving(&mut self, program: &mut W::Program) -> Option<(Ticket, bool)> {
-        Some((self.draw(program)?, self.prefetch))
+        let drawn = self.draw(program);
+        self.prefetch.resolving(drawn)
     }
     fn aborted(&mut self, _: AbortReason) {}
     fn finished(&mut self, _: Ticket, _: Result<(), Abort>) {}
@@ -113,39 +112,29 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for CountedSource<'_, 
 
 #[cfg(test)]
 mod tests {
+    use super::super::prefetch::{assert_resolving_passes_prefetch_on, test_workload};
     use super::*;
-    use crate::protocols::deterministic::testkit::Mixed;
 
     /// The verification source prefetches as the benchmark's does: `next` and `next_resolving`
     /// hand out the same programs, `next_resolving` passes the prefetch setting on to the protocol,
     /// and both stop after the source's count.
     #[test]
     fn the_counted_source_passes_the_prefetch_setting_on() {
-        let workload = Mixed {
-            keys: 64,
-            ops: 4,
-            pointer_share: 0.0,
-            affine: None,
-        };
-        let mut db = Database::<()>::new();
-        workload.load(&mut db).unwrap();
+        let (workload, db) = test_workload();
         for prefetch in [false, true] {
             let source = || CountedSource {
                 workload: &workload,
                 gen: workload.generator(0, 7),
-                db: &db,
-                prefetch,
+                prefetch: Prefetch {
+                    db: &db,
+                    on: prefetch,
+                },
                 left: 5,
                 seed: 7,
             };
             let (mut plain, mut resolving) = (source(), source());
-            let (mut a, mut b) = (plain.program(), resolving.program());
-            for _ in 0..5 {
-                assert!(plain.next(&mut a).is_some());
-                let (_, pass_on) = resolving.next_resolving(&mut b).unwrap();
-                assert_eq!(pass_on, prefetch);
-                assert_eq!(format!("{a:?}"), format!("{b:?}"), "the same programs");
-            }
+            let (mut a, mut b) =
+                assert_resolving_passes_prefetch_on(&mut plain, &mut resolving, prefetch, 5);
             assert!(plain.next(&mut a).is_none());
             assert!(resolving.next_resolving(&mut b).is_none());
         }
