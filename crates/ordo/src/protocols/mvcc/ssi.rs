@@ -345,6 +345,10 @@ impl SsiShared {
     /// is added either by its own tracked read or by a writer that found one of its SIREAD or range
     /// locks. So it commits without even its own mutex; only a doom can race with it, and the
     /// compare-and-swap ACTIVE → COMMITTING settles that (dooming is ACTIVE → DOOMED).
+    ///
+    /// The untracked path (most transactions of write-heavy workloads) is inlined into the caller;
+    /// the rest is [`Self::commit_tracked`].
+    #[inline]
     pub fn commit(
         &self,
         me: &TxnShared,
@@ -359,6 +363,12 @@ impl SsiShared {
             me.set_committed(t);
             return Ok(t);
         }
+        self.commit_tracked(me, cts)
+    }
+
+    /// [`Self::commit`] for a transaction that made a tracked read.
+    #[inline(never)]
+    fn commit_tracked(&self, me: &TxnShared, cts: impl FnOnce() -> u64) -> TxResult<u64> {
         {
             let c = me.conflicts.lock();
             if c.outs.is_empty() {
@@ -506,6 +516,11 @@ impl SsiShared {
     /// while it holds something or when the private queue overflows ([`PRIVATE`]): releasing
     /// under it cannot deadlock, as nobody takes a queue lock while holding a record's or a
     /// table's mutex, and a sweeper only tries it.
+    ///
+    /// Inlined into the commit: the usual cases — `t` released at once, or retained in the private
+    /// queue while older ones leave it — touch only the worker's own state; the shared queue, an
+    /// overflow and the sweep are [`Self::retain_shared`].
+    #[inline]
     pub fn retain_and_cleanup(
         &self,
         r: &mut Retainer,
@@ -518,12 +533,38 @@ impl SsiShared {
         let sweep = r.commits.is_multiple_of(SWEEP);
         let mine = &*r.shared;
         let shared = mine.queued.load(Ordering::Relaxed);
-        if !sweep && cts <= horizon && r.recent.is_empty() && shared == 0 {
+        if sweep || shared != 0 || r.recent.len() >= PRIVATE {
+            return self.retain_shared(r, t, sireads, horizon, sweep, shared);
+        }
+        if cts <= horizon && r.recent.is_empty() {
             // Nothing older is retained and `t` already overlaps no running transaction (none ran
             // when the horizon was computed): released at once.
             self.release_settled(mine, t, 0);
             return;
         }
+        if sireads != 0 {
+            bump(&mine.sireads, sireads as i64);
+        }
+        r.recent.push_back((t, sireads));
+        self.release_front(mine, &mut r.recent, horizon);
+        if mine.private.load(Ordering::Relaxed) != r.recent.len() {
+            mine.private.store(r.recent.len(), Ordering::Relaxed);
+        }
+    }
+
+    /// [`Self::retain_and_cleanup`] when the worker's shared queue holds something, the private
+    /// queue is full, or this commit sweeps.
+    #[inline(never)]
+    fn retain_shared(
+        &self,
+        r: &mut Retainer,
+        t: Handle,
+        sireads: usize,
+        horizon: u64,
+        sweep: bool,
+        shared: usize,
+    ) {
+        let mine = &*r.shared;
         if sireads != 0 {
             bump(&mine.sireads, sireads as i64);
         }
@@ -599,6 +640,7 @@ impl SsiShared {
     }
 
     /// Releases the front of `queue` while it committed at or before the horizon.
+    #[inline]
     fn release_front(&self, mine: &Retained, queue: &mut VecDeque<(Handle, usize)>, horizon: u64) {
         while let Some(&(t, sireads)) = queue.front() {
             if t.cts().is_some_and(|c| c > horizon) {
