@@ -148,8 +148,10 @@ impl<M: Default + Send + Sync> Table<M> {
         self.hash.prefetch(key);
     }
 
-    /// Starts loading the record of `key` — its version word, protocol state and first data words — if
-    /// the key is indexed (second step: after [`Self::prefetch_index`] the lookup hits the cache).
+    /// Starts loading the record of `key` — the cache line of its version word, which holds the start
+    /// of its protocol state — if the key is indexed (second step: after [`Self::prefetch_index`] the
+    /// lookup hits the cache). Prefetching every line of a multi-version record's larger header
+    /// measured no different on SmallBank (2026-11-22, `docs/results/ssi.md`, tenth pass).
     #[inline]
     pub fn prefetch_row(&self, key: u64) {
         if let Some(rid) = self.hash.get(key) {

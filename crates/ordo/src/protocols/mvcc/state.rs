@@ -71,7 +71,8 @@ pub const ACTIVE: u8 = 0;
 pub const COMMITTED: u8 = 1;
 /// Aborted: its locks are being (or have been) released and it wrote nothing.
 pub const ABORTED: u8 = 2;
-/// SSI chose it as the victim of a dangerous structure; it aborts at its next operation (§3.7).
+/// SSI chose it as the victim of a dangerous structure; it aborts at its next operation on a table
+/// others can write, or at its commit (§3.7).
 pub const DOOMED: u8 = 3;
 /// Taking its commit timestamp: readers and writers that meet its lock wait until it is COMMITTED,
 /// so no snapshot taken after the timestamp can miss its writes.

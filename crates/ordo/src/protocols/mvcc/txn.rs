@@ -361,8 +361,8 @@ impl<'w, M: Mode> MvccTx<'w, M> {
         let p = self.p;
         let s = self.snapshot();
         let mut spins = 0;
+        // (The caller checked for a doom just before.)
         loop {
-            self.check_doomed()?;
             let mut rec = t.meta(rid).0.lock();
             if let Some(l) = rec.lock {
                 drop(rec);
@@ -371,6 +371,8 @@ impl<'w, M: Mode> MvccTx<'w, M> {
                     Some((COMMITTED, cts)) if !M::RC && cts > s => return Err(update_conflict()),
                     _ => pause(&mut spins),
                 }
+                // Doomed while it waited?
+                self.check_doomed()?;
                 continue;
             }
             if !M::RC && rec.cts > s {
@@ -497,13 +499,13 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
         if t.is_read_only() {
             // Its rows never change after the load (every write is refused), so the in-place image
             // is what every snapshot sees: no record latch, no version chain, and under SSI no SIREAD
-            // or range lock — no transaction can write it, so no rw-antidependency starts here.
+            // or range lock — no transaction can write it, so no rw-antidependency starts here (nor
+            // a check for a doom: a doomed transaction aborts at its next step that could add one).
             return Ok(get_unlocked(
                 t,
                 key,
@@ -513,6 +515,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
                 &mut self.w.buf,
             ));
         }
+        self.check_doomed()?;
         if let Some(i) = self.find_write(table, key) {
             let words = t.schema().row_words();
             return Ok(self
@@ -651,7 +654,6 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
         cols: ColumnSet,
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        self.check_doomed()?;
         self.snapshot();
         let t = self.p.db.table(table);
         if t.is_read_only() {
@@ -659,6 +661,7 @@ impl<M: Mode> Tx for MvccTx<'_, M> {
             scan_unlocked(t, lo, hi, cols, &mut self.w.rec, &mut self.w.buf, f);
             return Ok(());
         }
+        self.check_doomed()?;
         let words = t.schema().row_words();
         if self.tracks_reads() {
             // §3.5: the range SIREAD lock goes in before the walk, so an insert into the range either
