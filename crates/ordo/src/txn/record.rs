@@ -22,6 +22,19 @@ impl TxnIds {
             seq: 0,
         }
     }
+    /// Ids for a new worker `worker` that go on after `last`, the last sequence number an ended
+    /// worker with the same id handed out (see [`Self::last`]): ids stay unique when an embedder
+    /// reuses worker ids for sessions that come and go.
+    pub fn resume(worker: u32, last: u64) -> Self {
+        TxnIds {
+            seq: last,
+            ..Self::new(worker)
+        }
+    }
+    /// The last sequence number handed out.
+    pub fn last(&self) -> u64 {
+        self.seq
+    }
     #[inline]
     pub fn next_id(&mut self) -> TxnId {
         self.seq += 1;

@@ -29,6 +29,13 @@
 //! so that `begin` reads a clock at least as large (test
 //! `registration_racing_with_the_horizon_never_lets_it_pass_a_snapshot`).
 //!
+//! A worker that ends gives its slot back ([`SlotLease`]), and the next registration takes a free
+//! slot before it pushes a new one, so the registry — and the walk every commit makes — is as long
+//! as the most workers that were ever alive at once, not as the number ever created (an embedder
+//! opening and closing sessions all day would otherwise slow every commit down without bound). A
+//! free slot is idle, and its next holder publishes snapshots exactly as a worker starting its next
+//! transaction does.
+//!
 //! ## Who keeps the horizon
 //!
 //! Any horizon once computed stays a lower bound of every snapshot taken later (a new snapshot is at
@@ -37,10 +44,11 @@
 //! a pure read of shared state) instead of publishing it in a shared word that every commit wrote.
 
 use crossbeam_utils::CachePadded;
+use std::ops::Deref;
 use std::ptr;
 use std::sync::atomic::{
-    AtomicI64, AtomicPtr, AtomicU64,
-    Ordering::{Release, SeqCst},
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 use std::sync::Arc;
 
@@ -53,12 +61,32 @@ const IDLE: u64 = u64::MAX;
 pub struct Published {
     snapshot: AtomicU64,
     next: AtomicPtr<SnapshotSlot>,
+    /// A worker holds the slot (written only when a worker takes or gives it back).
+    taken: AtomicBool,
 }
 
 /// The published snapshot of one worker's running transaction, and the worker's count of the old
 /// versions it added minus those it dropped (summed over workers for the GC statistics).
 #[derive(Debug)]
 pub struct SnapshotSlot(CachePadded<Published>, pub AtomicI64);
+
+/// A worker's hold on its snapshot slot, given back when the worker ends (see the module doc).
+#[derive(Debug)]
+pub struct SlotLease(Arc<SnapshotSlot>);
+
+impl Deref for SlotLease {
+    type Target = SnapshotSlot;
+    fn deref(&self) -> &SnapshotSlot {
+        &self.0
+    }
+}
+
+impl Drop for SlotLease {
+    fn drop(&mut self) {
+        self.0 .0.snapshot.store(IDLE, Release);
+        self.0 .0.taken.store(false, Release);
+    }
+}
 
 /// The global clock and the registry of snapshot slots.
 /// `now` (written by every commit) and `slots` (read by every commit, written at registration) live on
@@ -84,12 +112,34 @@ impl Drop for Clock {
 }
 
 impl Clock {
-    /// A slot for a new worker (pushed at the head of the registry).
-    pub fn register(&self) -> Arc<SnapshotSlot> {
+    /// A slot for a new worker: a free one from the registry if there is one, else a new one pushed
+    /// at its head.
+    pub fn register(&self) -> SlotLease {
+        let mut p = self.slots.load(SeqCst);
+        while !p.is_null() {
+            // SAFETY: as in `each_slot`.
+            let slot = unsafe { &*p };
+            if !slot.0.taken.load(Relaxed)
+                && slot
+                    .0
+                    .taken
+                    .compare_exchange(false, true, Acquire, Relaxed)
+                    .is_ok()
+            {
+                // SAFETY: `p` came from `Arc::into_raw` below, and the registry keeps that count
+                // until the clock is dropped; the lease takes one more.
+                return SlotLease(unsafe {
+                    Arc::increment_strong_count(p);
+                    Arc::from_raw(p)
+                });
+            }
+            p = slot.0.next.load(SeqCst);
+        }
         let slot = Arc::new(SnapshotSlot(
             CachePadded::new(Published {
                 snapshot: AtomicU64::new(IDLE),
                 next: AtomicPtr::new(ptr::null_mut()),
+                taken: AtomicBool::new(true),
             }),
             AtomicI64::new(0),
         ));
@@ -98,10 +148,17 @@ impl Clock {
         loop {
             slot.0.next.store(head, SeqCst);
             match self.slots.compare_exchange_weak(head, raw, SeqCst, SeqCst) {
-                Ok(_) => return slot,
+                Ok(_) => return SlotLease(slot),
                 Err(h) => head = h,
             }
         }
+    }
+
+    /// Slots in the registry (the most workers alive at once so far).
+    pub fn slots(&self) -> usize {
+        let mut n = 0;
+        self.each_slot(|_| n += 1);
+        n
     }
 
     /// Every registered slot, newest first.
@@ -150,7 +207,7 @@ impl Clock {
     /// Live old versions, summed over the workers' counts.
     pub fn versions(&self) -> i64 {
         let mut n = 0;
-        self.each_slot(|s| n += s.1.load(std::sync::atomic::Ordering::Relaxed));
+        self.each_slot(|s| n += s.1.load(Relaxed));
         n
     }
 
@@ -194,7 +251,6 @@ mod tests {
     /// computation saw the new slot or not.
     #[test]
     fn registration_racing_with_the_horizon_never_lets_it_pass_a_snapshot() {
-        use std::sync::atomic::AtomicBool;
         let c = Clock::default();
         let highest = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
@@ -226,8 +282,41 @@ mod tests {
             stop.store(true, SeqCst);
             slots.len()
         });
-        let mut n = 0;
-        c.each_slot(|_| n += 1);
-        assert_eq!(n, registered, "every registered slot is in the registry");
+        assert_eq!(
+            c.slots(),
+            registered,
+            "every registered slot is in the registry"
+        );
+    }
+
+    /// A worker that ends gives its slot back and the next registration takes it: the registry
+    /// every commit walks grows with the most workers alive at once, not with every worker created.
+    #[test]
+    fn slots_of_ended_workers_are_reused() {
+        let c = Clock::default();
+        let kept = c.register();
+        for _ in 0..100 {
+            let a = c.register();
+            let b = c.register();
+            c.begin(&a);
+            c.begin(&b);
+            drop(a); // ends with its snapshot still published: giving the slot back clears it
+            c.end(&b);
+        }
+        assert_eq!(c.slots(), 3);
+        c.begin(&kept);
+        c.commit_ts();
+        let s = c.begin(&c.register());
+        assert_eq!(
+            c.refresh_horizon(),
+            0,
+            "the kept slot's snapshot still holds it"
+        );
+        c.end(&kept);
+        assert_eq!(
+            c.refresh_horizon(),
+            c.now(),
+            "a given-back slot holds nothing: {s}"
+        );
     }
 }

@@ -72,6 +72,7 @@ use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{AbortReason, Recorder};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// Which isolation level an [`Mvcc`] runs.
 pub trait Mode: Send + Sync + 'static {
@@ -129,8 +130,9 @@ pub struct Mvcc<M: Mode> {
     db: Database<MvMeta>,
     clock: clock::Clock,
     ssi: ssi::SsiShared,
-    /// Every transaction record, kept for the protocol's lifetime (see `state`).
-    pool: state::Pool,
+    /// Every transaction record, kept for the protocol's lifetime (see `state`); shared with the
+    /// workers, which park their records in it when they end.
+    pool: Arc<state::Pool>,
     _mode: PhantomData<M>,
 }
 
@@ -147,6 +149,9 @@ pub struct GcStats {
     pub retained: usize,
     /// Transaction records allocated (each worker recycles its released ones).
     pub records: usize,
+    /// Workers' snapshot slots registered: the most workers alive at once (an ended worker's slot,
+    /// retention queues and records go to the next one).
+    pub slots: usize,
 }
 
 impl<M: Mode> Mvcc<M> {
@@ -158,6 +163,7 @@ impl<M: Mode> Mvcc<M> {
             range_locks: self.ssi.range_locks(),
             retained: self.ssi.retained(),
             records: self.pool.allocated(),
+            slots: self.clock.slots(),
         }
     }
 }
@@ -175,7 +181,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
             db,
             clock: clock::Clock::default(),
             ssi: ssi::SsiShared::new(tables),
-            pool: state::Pool::default(),
+            pool: Arc::default(),
             _mode: PhantomData,
         }
     }
@@ -183,7 +189,13 @@ impl<M: Mode> Protocol for Mvcc<M> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> MvccWorker {
-        MvccWorker::new(id, recording, self.clock.register(), self.ssi.register())
+        MvccWorker::new(
+            id,
+            recording,
+            self.clock.register(),
+            self.ssi.register(),
+            self.pool.clone(),
+        )
     }
     fn recorder(w: &mut MvccWorker) -> &mut Recorder {
         &mut w.rec

@@ -84,7 +84,7 @@ use crate::txn::{Abort, AbortReason, TxResult};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A range SIREAD lock: the owner read every key in `lo..=hi` of a table (and saw which were absent).
@@ -146,6 +146,9 @@ pub struct Retained {
     /// The shared queue's length when it was last unlocked (written under its lock, seldom: so
     /// sweepers read it from a line that stays put, and pass over empty queues).
     queued: CachePadded<AtomicUsize>,
+    /// A worker holds these queues; an ended worker's go to the next worker that registers (with
+    /// what it handed over, which the new holder's commits and the sweeps release).
+    taken: AtomicBool,
 }
 
 /// A worker's side of retention: its shared queue ([`Retained`]), its **private** queue of the
@@ -180,13 +183,13 @@ impl Drop for Retainer {
     /// A worker that ends hands its private queue to its shared one, where the other workers'
     /// sweeps release it (a session that ends must not leave range locks behind).
     fn drop(&mut self) {
-        if self.recent.is_empty() {
-            return;
+        if !self.recent.is_empty() {
+            let mut q = self.shared.queue.lock();
+            q.extend(self.recent.drain(..));
+            self.shared.queued.store(q.len(), Ordering::Relaxed);
+            self.shared.private.store(0, Ordering::Relaxed);
         }
-        let mut q = self.shared.queue.lock();
-        q.extend(self.recent.drain(..));
-        self.shared.queued.store(q.len(), Ordering::Relaxed);
-        self.shared.private.store(0, Ordering::Relaxed);
+        self.shared.taken.store(false, Ordering::Release);
     }
 }
 
@@ -474,19 +477,40 @@ impl SsiShared {
             .sum()
     }
 
-    /// The retention queues of a new worker.
+    /// The retention queues of a new worker: an ended worker's if there is one (so the list every
+    /// sweep walks grows with the most workers alive at once), else new ones.
     pub fn register(&self) -> Retainer {
-        let shared = Arc::new(Retained::default());
-        let mut workers = self.workers.write();
-        workers.push(shared.clone());
-        self.registered.store(workers.len(), Ordering::Release);
-        Retainer {
+        let retainer = |shared: Arc<Retained>, workers: &Vec<Arc<Retained>>| Retainer {
             shared,
             recent: VecDeque::new(),
             peers: workers.clone(),
             seen: workers.len(),
             commits: 0,
+        };
+        {
+            let workers = self.workers.read();
+            let free = workers.iter().find(|w| {
+                w.taken
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            });
+            if let Some(w) = free {
+                return retainer(w.clone(), &workers);
+            }
         }
+        let shared = Arc::new(Retained {
+            taken: AtomicBool::new(true),
+            ..Retained::default()
+        });
+        let mut workers = self.workers.write();
+        workers.push(shared.clone());
+        self.registered.store(workers.len(), Ordering::Release);
+        retainer(shared, &workers)
+    }
+
+    /// Retention queues registered (the most workers alive at once).
+    pub fn queues(&self) -> usize {
+        self.registered.load(Ordering::Relaxed)
     }
 
     /// Committed transactions retained.

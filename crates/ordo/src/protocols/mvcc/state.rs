@@ -31,7 +31,9 @@
 
 use crate::check::TxnId;
 use crate::storage::TableId;
+use crate::txn::TxnIds;
 use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -352,20 +354,31 @@ impl TxnShared {
     }
 }
 
-/// Every record ever allocated, kept until the protocol is dropped (what makes handles valid).
+/// Every record ever allocated, kept until the protocol is dropped (what makes handles valid), and
+/// the records of workers that ended, parked for the next workers (a worker recycles only its own
+/// records, so without this every ended worker's few records would be lost for good).
 #[derive(Debug, Default)]
-pub struct Pool(Mutex<Vec<Arc<TxnShared>>>);
+pub struct Pool {
+    all: Mutex<Vec<Arc<TxnShared>>>,
+    parked: Mutex<Parked>,
+}
+
+/// What ended workers left.
+#[derive(Debug, Default)]
+struct Parked {
+    records: Vec<VecDeque<Handle>>,
+    /// The last transaction sequence number of each ended worker id: a new worker with the same id
+    /// goes on from there, so no transaction id is handed out twice (a retained transaction of the
+    /// ended worker is still compared by id).
+    seqs: std::collections::HashMap<u32, u64>,
+}
 
 impl Pool {
     /// A record for transaction `id`: the oldest of `mine` (the worker's records, oldest first) if
     /// it was released, else a new one (registered in the pool). The record is pushed back onto
     /// `mine` and returned, borrowed from the pool: no reference count is touched per transaction
     /// (an `Arc` clone and drop were two atomic writes to a cold line of the record's allocation).
-    pub fn record<'a>(
-        &'a self,
-        mine: &mut std::collections::VecDeque<Handle>,
-        id: TxnId,
-    ) -> &'a TxnShared {
+    pub fn record<'a>(&'a self, mine: &mut VecDeque<Handle>, id: TxnId) -> &'a TxnShared {
         let h = match mine.front() {
             Some(t) if t.rec().is_released() => {
                 let t = mine.pop_front().expect("front exists");
@@ -375,7 +388,7 @@ impl Pool {
             _ => {
                 let t = Arc::new(TxnShared::new(id));
                 let h = t.handle();
-                self.0.lock().push(t);
+                self.all.lock().push(t);
                 h
             }
         };
@@ -388,7 +401,7 @@ impl Pool {
     /// Starts loading the record `record` will look at next (see [`Handle::prefetch`]): called at
     /// the end of a transaction, so the next one's begin does not wait for it.
     #[inline]
-    pub fn prefetch_next(mine: &std::collections::VecDeque<Handle>) {
+    pub fn prefetch_next(mine: &VecDeque<Handle>) {
         if let Some(t) = mine.front() {
             t.prefetch();
         }
@@ -396,7 +409,29 @@ impl Pool {
 
     /// Records allocated so far.
     pub fn allocated(&self) -> usize {
-        self.0.lock().len()
+        self.all.lock().len()
+    }
+
+    /// For a new worker `worker`: the records an ended worker left (oldest first; empty if none),
+    /// and its transaction ids, which go on after those an ended worker with the same id handed out.
+    pub fn unpark(&self, worker: u32) -> (VecDeque<Handle>, TxnIds) {
+        let mut p = self.parked.lock();
+        let ids = match p.seqs.get(&worker) {
+            Some(&last) => TxnIds::resume(worker, last),
+            None => TxnIds::new(worker),
+        };
+        (p.records.pop().unwrap_or_default(), ids)
+    }
+
+    /// Leaves an ending worker's records for the next worker — they are recycled as they are
+    /// released, by whoever holds them then (a committed one may still be retained, and is released
+    /// by a sweep or by the next holder of its retention queue) — and its last transaction id.
+    pub fn park(&self, worker: u32, records: VecDeque<Handle>, ids: &TxnIds) {
+        let mut p = self.parked.lock();
+        if !records.is_empty() {
+            p.records.push(records);
+        }
+        p.seqs.insert(worker, ids.last());
     }
 }
 

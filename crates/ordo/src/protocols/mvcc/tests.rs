@@ -383,6 +383,55 @@ fn a_worker_that_ends_leaves_nothing_retained() {
     assert_eq!((g.retained, g.range_locks), (0, 0), "{g:?}");
 }
 
+/// Sessions that come and go (an embedder opening one per request) reuse what the ended ones left
+/// — snapshot slot, retention queues, transaction records — so the registries every commit walks
+/// and the record pool stay as large as the most workers alive at once; a new worker with an ended
+/// one's id goes on with its transaction ids; and nothing the ended ones retained is lost.
+#[test]
+fn sessions_that_come_and_go_reuse_what_ended_sessions_left() {
+    let p: Mvcc<Ssi> = open_small();
+    let mut kept = p.worker(0, false);
+    let mut seen = std::collections::HashSet::new();
+    for i in 0..500u64 {
+        // Every tenth round a transaction of the kept worker overlaps the short sessions, so
+        // theirs are retained when they end.
+        let mut old = (i % 10 == 0).then(|| p.begin(&mut kept));
+        if let Some(t) = &mut old {
+            t.get(KV, 50, one()).unwrap();
+        }
+        for id in [1, 2] {
+            let mut w = p.worker(id, false);
+            let mut t = p.begin(&mut w);
+            assert!(
+                seen.insert(t.id()),
+                "transaction id {} handed out twice",
+                t.id()
+            );
+            t.get(KV, i % 40, one()).unwrap();
+            t.update(KV, 40 + i % 40, one(), |r| r.set_int(B, i as i64))
+                .unwrap();
+            t.scan(KV, 90, 95, one(), |_, _| true).unwrap();
+            t.commit().unwrap();
+        }
+        if let Some(t) = old {
+            t.commit().unwrap();
+        }
+    }
+    let g = p.gc_stats();
+    // The kept worker and one session at a time.
+    assert_eq!(g.slots, 2, "{g:?}");
+    assert!(g.records <= 10, "1 000 sessions' records: {g:?}");
+    assert_eq!(p.ssi.queues(), 2, "retention queues");
+    // What the last sessions left retained goes at the kept worker's next commits.
+    for _ in 0..super::ssi::SWEEP {
+        let mut t = p.begin(&mut kept);
+        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+    }
+    let g = p.gc_stats();
+    assert_eq!((g.retained, g.range_locks), (0, 0), "{g:?}");
+}
+
 /// A table that is read-only once loaded is read without SIREAD or range locks under `ssi` (no
 /// transaction can write it, so no rw-antidependency can start at such a read), while a read of an
 /// ordinary table in the same transaction still takes its lock; writes to it are refused at every

@@ -13,7 +13,7 @@
 
 use super::record::{MvMeta, Record, Visible};
 use super::state::{Handle, Pool, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
-use super::{clock::SnapshotSlot, spin::SpinGuard, ssi, Mode, Mvcc};
+use super::{clock::SlotLease, spin::SpinGuard, ssi, Mode, Mvcc};
 use crate::check::TxnId;
 use crate::protocols::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
@@ -27,10 +27,17 @@ use std::time::{Duration, Instant};
 const WAIT_LIMIT: Duration = Duration::from_secs(2);
 
 /// Per-thread state: ids, recorder, published snapshot slot and reusable write-set buffers.
+///
+/// A worker that ends leaves what the next one can reuse: its snapshot slot ([`SlotLease`]), its
+/// retention queues ([`ssi::Retainer`]) and its transaction records ([`Pool::park`]), so an
+/// embedder that opens and closes sessions all day does not grow the registries every commit
+/// walks, nor the record pool.
 pub struct MvccWorker {
+    id: u32,
     ids: TxnIds,
     pub(super) rec: Recorder,
-    slot: Arc<SnapshotSlot>,
+    slot: SlotLease,
+    pool: Arc<Pool>,
     writes: Vec<WriteEntry>,
     images: Vec<u64>,
     buf: Vec<u64>,
@@ -51,22 +58,35 @@ impl MvccWorker {
     pub(super) fn new(
         id: u32,
         recording: bool,
-        slot: Arc<SnapshotSlot>,
+        slot: SlotLease,
         retained: ssi::Retainer,
+        pool: Arc<Pool>,
     ) -> Self {
+        let (spent, ids) = pool.unpark(id);
         MvccWorker {
-            ids: TxnIds::new(id),
+            id,
+            ids,
             rec: Recorder::new(id, recording),
             slot,
+            spent,
+            pool,
             writes: Vec::new(),
             images: Vec::new(),
             buf: Vec::new(),
             sireads: 0,
             retained,
-            spent: VecDeque::new(),
             spare: Vec::new(),
             horizon: 0,
         }
+    }
+}
+
+impl Drop for MvccWorker {
+    /// Parks the worker's records and its last transaction id for the next worker (its slot and
+    /// retention queues go back as their fields drop).
+    fn drop(&mut self) {
+        self.pool
+            .park(self.id, std::mem::take(&mut self.spent), &self.ids);
     }
 }
 
