@@ -289,6 +289,16 @@ fn round(p: &Mvcc<Ssi>, w1: &mut MvccWorker, w2: &mut MvccWorker, rng: &mut Smal
     }
 }
 
+/// [`super::ssi::SWEEP`] commits by `w`, so that one of them sweeps the other workers' shared
+/// retention queues.
+fn sweep_commits(p: &Mvcc<Ssi>, w: &mut MvccWorker) {
+    for _ in 0..super::ssi::SWEEP {
+        let mut t = p.begin(w);
+        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
+        t.commit().unwrap();
+    }
+}
+
 /// Garbage collection keeps versions, SIREAD locks and retained transactions bounded in a long run
 /// of overlapping transactions (driven step by step on one thread, so no scheduling can stretch the
 /// overlap), lets a long reader pin exactly the versions it needs, and frees them when it ends.
@@ -330,11 +340,7 @@ fn long_runs_keep_multi_version_state_bounded() {
     // … and once it ends, the next commits (each releases its worker's retained transactions, every
     // SWEEP-th the other workers' shared queues too) free all but the few that the idle workers
     // keep privately …
-    for _ in 0..super::ssi::SWEEP {
-        let mut t = p.begin(&mut w1);
-        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
-        t.commit().unwrap();
-    }
+    sweep_commits(&p, &mut w1);
     let idle = p.gc_stats();
     assert!(idle.retained <= 2 * super::ssi::PRIVATE, "{idle:?}");
     // … which their next commits release; a pass over the keys drops the last versions.
@@ -374,11 +380,7 @@ fn a_worker_that_ends_leaves_nothing_retained() {
         let g = p.gc_stats();
         assert_eq!((g.retained, g.range_locks), (1, 1), "{g:?}");
     } // w2 ends
-    for _ in 0..super::ssi::SWEEP {
-        let mut t = p.begin(&mut w1);
-        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
-        t.commit().unwrap();
-    }
+    sweep_commits(&p, &mut w1);
     let g = p.gc_stats();
     assert_eq!((g.retained, g.range_locks), (0, 0), "{g:?}");
 }
@@ -423,11 +425,7 @@ fn sessions_that_come_and_go_reuse_what_ended_sessions_left() {
     assert!(g.records <= 10, "1 000 sessions' records: {g:?}");
     assert_eq!(p.ssi.queues(), 2, "retention queues");
     // What the last sessions left retained goes at the kept worker's next commits.
-    for _ in 0..super::ssi::SWEEP {
-        let mut t = p.begin(&mut kept);
-        t.update(KV, 0, one(), |r| r.set_int(B, 1)).unwrap();
-        t.commit().unwrap();
-    }
+    sweep_commits(&p, &mut kept);
     let g = p.gc_stats();
     assert_eq!((g.retained, g.range_locks), (0, 0), "{g:?}");
 }
