@@ -89,7 +89,9 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// The database the protocol runs on.
     fn db(&self) -> &Database<Self::Meta>;
 
-    /// State for worker thread `id` (ids are small and distinct); `recording` turns the history on.
+    /// State for worker thread `id` (ids are small, and distinct among the workers alive at once);
+    /// `recording` turns the history on. Dropping a worker ends it; the multi-version protocols hand
+    /// its state to the next worker.
     fn worker(&self, id: u32, recording: bool) -> Self::Worker;
 
     /// The worker's history recorder.
