@@ -289,6 +289,50 @@ mod tests {
         );
     }
 
+    /// Two threads open and close workers as fast as they can (each worker one transaction) while
+    /// a third commits and a fourth computes horizons: a reused slot is published exactly like a
+    /// new one, so no horizon passes a running snapshot, and the registry stays as small as the
+    /// workers alive at once (a loose bound: a registration that meets the other thread's worker
+    /// moving between slots may push one more).
+    #[test]
+    fn reused_slots_never_let_the_horizon_pass_a_snapshot() {
+        let c = Clock::default();
+        let highest = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(SeqCst) {
+                    c.commit_ts();
+                }
+            });
+            s.spawn(|| {
+                while !stop.load(SeqCst) {
+                    highest.fetch_max(c.refresh_horizon(), SeqCst);
+                }
+            });
+            let churn = || {
+                let mut n = 0;
+                while n < 2_000 || highest.load(SeqCst) < 1_000 {
+                    let slot = c.register();
+                    let snap = c.begin(&slot);
+                    std::thread::yield_now();
+                    let h = highest.load(SeqCst);
+                    assert!(h <= snap, "horizon {h} passed a running snapshot {snap}");
+                    n += 1;
+                }
+            };
+            let other = s.spawn(churn);
+            churn();
+            other.join().unwrap();
+            stop.store(true, SeqCst);
+        });
+        assert!(
+            c.slots() <= 8,
+            "{} slots for 2 workers at a time",
+            c.slots()
+        );
+    }
+
     /// A worker that ends gives its slot back and the next registration takes it: the registry
     /// every commit walks grows with the most workers alive at once, not with every worker created.
     #[test]
