@@ -246,15 +246,18 @@ mod tests {
         assert_eq!(c.refresh_horizon(), 3);
     }
 
-    /// Workers register (and begin at once) while another thread computes horizons and a third
-    /// commits: no horizon read while a transaction runs may exceed its snapshot, whether the
-    /// computation saw the new slot or not.
-    #[test]
-    fn registration_racing_with_the_horizon_never_lets_it_pass_a_snapshot() {
-        let c = Clock::default();
-        let highest = AtomicU64::new(0);
+    /// Runs `body` while one thread commits and another computes horizons, the highest of which
+    /// it keeps in `highest` (both stop when `body` returns or panics, so a failed assertion fails
+    /// the test instead of hanging it).
+    fn amid_commits_and_horizons<R>(c: &Clock, highest: &AtomicU64, body: impl FnOnce() -> R) -> R {
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, SeqCst);
+            }
+        }
         let stop = AtomicBool::new(false);
-        let registered = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             s.spawn(|| {
                 while !stop.load(SeqCst) {
                     c.commit_ts();
@@ -265,6 +268,19 @@ mod tests {
                     highest.fetch_max(c.refresh_horizon(), SeqCst);
                 }
             });
+            let _stop = Stop(&stop);
+            body()
+        })
+    }
+
+    /// Workers register (and begin at once) while another thread computes horizons and a third
+    /// commits: no horizon read while a transaction runs may exceed its snapshot, whether the
+    /// computation saw the new slot or not.
+    #[test]
+    fn registration_racing_with_the_horizon_never_lets_it_pass_a_snapshot() {
+        let c = Clock::default();
+        let highest = AtomicU64::new(0);
+        let registered = amid_commits_and_horizons(&c, &highest, || {
             let mut slots = Vec::new();
             // At least 1 000 registrations, and on until the horizon has moved past 1 000 (no
             // assumption about when the other two threads get to run).
@@ -279,7 +295,6 @@ mod tests {
                 c.end(&slot);
                 slots.push(slot);
             }
-            stop.store(true, SeqCst);
             slots.len()
         });
         assert_eq!(
@@ -298,18 +313,7 @@ mod tests {
     fn reused_slots_never_let_the_horizon_pass_a_snapshot() {
         let c = Clock::default();
         let highest = AtomicU64::new(0);
-        let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                while !stop.load(SeqCst) {
-                    c.commit_ts();
-                }
-            });
-            s.spawn(|| {
-                while !stop.load(SeqCst) {
-                    highest.fetch_max(c.refresh_horizon(), SeqCst);
-                }
-            });
+        amid_commits_and_horizons(&c, &highest, || {
             let churn = || {
                 let mut n = 0;
                 while n < 2_000 || highest.load(SeqCst) < 1_000 {
@@ -321,10 +325,10 @@ mod tests {
                     n += 1;
                 }
             };
-            let other = s.spawn(churn);
-            churn();
-            other.join().unwrap();
-            stop.store(true, SeqCst);
+            std::thread::scope(|s| {
+                s.spawn(churn);
+                churn();
+            });
         });
         assert!(
             c.slots() <= 8,
