@@ -177,6 +177,15 @@ impl Retainer {
     pub fn shared(&self) -> &Retained {
         &self.shared
     }
+
+    /// Publishes the private queue's length for the statistics (a store only when it changed).
+    #[inline]
+    fn publish_private(&self) {
+        let private = &self.shared.private;
+        if private.load(Ordering::Relaxed) != self.recent.len() {
+            private.store(self.recent.len(), Ordering::Relaxed);
+        }
+    }
 }
 
 impl Drop for Retainer {
@@ -187,8 +196,8 @@ impl Drop for Retainer {
             let mut q = self.shared.queue.lock();
             q.extend(self.recent.drain(..));
             self.shared.queued.store(q.len(), Ordering::Relaxed);
-            self.shared.private.store(0, Ordering::Relaxed);
         }
+        self.publish_private();
         self.shared.taken.store(false, Ordering::Release);
     }
 }
@@ -566,14 +575,19 @@ impl SsiShared {
             self.release_settled(mine, t, 0);
             return;
         }
+        self.retain_privately(r, t, sireads, horizon);
+        r.publish_private();
+    }
+
+    /// Both paths of [`Self::retain_and_cleanup`]: counts `t`'s point SIREAD locks, puts it at the
+    /// back of the private queue and releases that queue's front while the horizon passed it.
+    #[inline]
+    fn retain_privately(&self, r: &mut Retainer, t: Handle, sireads: usize, horizon: u64) {
         if sireads != 0 {
-            bump(&mine.sireads, sireads as i64);
+            bump(&r.shared.sireads, sireads as i64);
         }
         r.recent.push_back((t, sireads));
-        self.release_front(mine, &mut r.recent, horizon);
-        if mine.private.load(Ordering::Relaxed) != r.recent.len() {
-            mine.private.store(r.recent.len(), Ordering::Relaxed);
-        }
+        self.release_front(&r.shared, &mut r.recent, horizon);
     }
 
     /// [`Self::retain_and_cleanup`] when the worker's shared queue holds something, the private
@@ -588,12 +602,8 @@ impl SsiShared {
         sweep: bool,
         shared: usize,
     ) {
+        self.retain_privately(r, t, sireads, horizon);
         let mine = &*r.shared;
-        if sireads != 0 {
-            bump(&mine.sireads, sireads as i64);
-        }
-        r.recent.push_back((t, sireads));
-        self.release_front(mine, &mut r.recent, horizon);
         if shared != 0 || r.recent.len() > PRIVATE {
             let mut q = mine.queue.lock();
             self.release_front(mine, &mut q, horizon);
@@ -604,9 +614,7 @@ impl SsiShared {
             }
             mine.queued.store(q.len(), Ordering::Relaxed);
         }
-        if mine.private.load(Ordering::Relaxed) != r.recent.len() {
-            mine.private.store(r.recent.len(), Ordering::Relaxed);
-        }
+        r.publish_private();
         if sweep {
             let n = self.registered.load(Ordering::Acquire);
             if n != r.seen {
