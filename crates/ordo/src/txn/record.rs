@@ -35,6 +35,10 @@ impl TxnIds {
     pub fn last(&self) -> u64 {
         self.seq
     }
+    /// The worker these ids are for.
+    pub fn worker(&self) -> u32 {
+        ((self.base >> 40) - 1) as u32
+    }
     #[inline]
     pub fn next_id(&mut self) -> TxnId {
         self.seq += 1;

@@ -33,7 +33,7 @@ use crate::check::TxnId;
 use crate::storage::TableId;
 use crate::txn::TxnIds;
 use parking_lot::Mutex;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -370,7 +370,7 @@ struct Parked {
     /// The last transaction sequence number of each ended worker id: a new worker with the same id
     /// goes on from there, so no transaction id is handed out twice (a retained transaction of the
     /// ended worker is still compared by id).
-    seqs: std::collections::HashMap<u32, u64>,
+    seqs: HashMap<u32, u64>,
 }
 
 impl Pool {
@@ -426,12 +426,12 @@ impl Pool {
     /// Leaves an ending worker's records for the next worker — they are recycled as they are
     /// released, by whoever holds them then (a committed one may still be retained, and is released
     /// by a sweep or by the next holder of its retention queue) — and its last transaction id.
-    pub fn park(&self, worker: u32, records: VecDeque<Handle>, ids: &TxnIds) {
+    pub fn park(&self, records: VecDeque<Handle>, ids: &TxnIds) {
         let mut p = self.parked.lock();
         if !records.is_empty() {
             p.records.push(records);
         }
-        p.seqs.insert(worker, ids.last());
+        p.seqs.insert(ids.worker(), ids.last());
     }
 }
 

@@ -33,7 +33,6 @@ const WAIT_LIMIT: Duration = Duration::from_secs(2);
 /// embedder that opens and closes sessions all day does not grow the registries every commit
 /// walks, nor the record pool.
 pub struct MvccWorker {
-    id: u32,
     ids: TxnIds,
     pub(super) rec: Recorder,
     slot: SlotLease,
@@ -64,7 +63,6 @@ impl MvccWorker {
     ) -> Self {
         let (spent, ids) = pool.unpark(id);
         MvccWorker {
-            id,
             ids,
             rec: Recorder::new(id, recording),
             slot,
@@ -85,8 +83,7 @@ impl Drop for MvccWorker {
     /// Parks the worker's records and its last transaction id for the next worker (its slot and
     /// retention queues go back as their fields drop).
     fn drop(&mut self) {
-        self.pool
-            .park(self.id, std::mem::take(&mut self.spent), &self.ids);
+        self.pool.park(std::mem::take(&mut self.spent), &self.ids);
     }
 }
 
