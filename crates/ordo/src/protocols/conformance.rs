@@ -384,6 +384,33 @@ pub fn read_only_tables<P: Protocol>() {
     tx.commit().unwrap();
 }
 
+/// Transaction ids stay unique when a worker id is reused: a worker that ends (is dropped) and a new
+/// worker with the same id must not hand out an id twice, or a recorded history would merge two
+/// transactions into one (the protocol contract lets an embedder reuse ids of ended workers).
+pub fn worker_ids_go_on_after_an_ended_worker<P: Protocol>() {
+    let p: P = open_small();
+    let mut seen = std::collections::HashSet::new();
+    for session in 0..3 {
+        // Worker 1 comes and goes; worker 0 stays (its ids must not collide either).
+        let mut kept = p.worker(0, false);
+        let mut w = p.worker(1, false);
+        for i in 0..3u64 {
+            for w in [&mut w, &mut kept] {
+                let mut tx = p.begin(w);
+                let id = tx.id();
+                tx.update(KV, 10 * i, ColumnSet::one(B), |r| r.set_int(B, session))
+                    .unwrap();
+                tx.commit().unwrap();
+                assert!(
+                    seen.insert(id),
+                    "{}: transaction id {id:#x} handed out twice (session {session})",
+                    P::INFO.name
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,5 +424,20 @@ mod tests {
     #[test]
     fn nocc_read_only_tables() {
         read_only_tables::<NoCC>();
+    }
+
+    /// [`worker_ids_go_on_after_an_ended_worker`] for every registered protocol.
+    #[test]
+    fn every_protocol_keeps_ids_unique_when_worker_ids_are_reused() {
+        struct Check;
+        impl crate::protocols::ProtocolVisitor for Check {
+            type Output = ();
+            fn visit<P: crate::protocols::Protocol>(self) {
+                worker_ids_go_on_after_an_ended_worker::<P>();
+            }
+        }
+        for name in crate::protocols::names() {
+            crate::protocols::with_protocol(name, Check).unwrap();
+        }
     }
 }

@@ -89,9 +89,10 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// The database the protocol runs on.
     fn db(&self) -> &Database<Self::Meta>;
 
-    /// State for worker thread `id` (ids are small, and distinct among the workers alive at once);
-    /// `recording` turns the history on. Dropping a worker ends it; the multi-version protocols hand
-    /// its state to the next worker.
+    /// State for worker thread `id` (ids are small, and distinct among the workers alive at once;
+    /// an ended worker's id may be reused); `recording` turns the history on. Dropping a worker ends
+    /// it: a later worker with its id goes on with its transaction ids ([`crate::txn::IdLedger`]),
+    /// and the multi-version protocols hand it the rest of its state too.
     fn worker(&self, id: u32, recording: bool) -> Self::Worker;
 
     /// The worker's history recorder.

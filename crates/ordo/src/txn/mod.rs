@@ -15,6 +15,6 @@ pub use program::{
     prefetch_accesses, prefetch_declared, refuse_write, run_pieces, Access, AccessKind, Program,
     Target,
 };
-pub use record::{Recorder, TxnIds};
+pub use record::{IdLedger, Recorder, TxnIds};
 pub use retry::{Backoff, RetryPolicy};
 pub use source::{RequestSource, Ticket};

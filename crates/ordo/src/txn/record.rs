@@ -6,43 +6,68 @@
 
 use crate::check::{Event, ItemKey, TxnId, TxnRecord};
 use crate::storage::{TableId, ABSENT};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
 
-/// Hands out transaction ids unique across workers: `(worker + 1) << 40 | sequence`.
+/// Hands out one worker's transaction ids: `(worker + 1) << 40 | sequence`, unique across the workers
+/// of a protocol. Leased from the protocol's [`IdLedger`] ([`IdLedger::lease`]) and handed back to it
+/// when the worker ends (dropped), so that a later worker with the same id goes on after the ended
+/// one's last sequence number instead of handing its ids out again.
 #[derive(Debug)]
 pub struct TxnIds {
     base: u64,
     seq: u64,
+    ledger: Arc<IdLedger>,
 }
 
 impl TxnIds {
-    pub fn new(worker: u32) -> Self {
-        assert!(worker < (1 << 22), "too many workers");
-        TxnIds {
-            base: (worker as u64 + 1) << 40,
-            seq: 0,
-        }
-    }
-    /// Ids for a new worker `worker` that go on after `last`, the last sequence number an ended
-    /// worker with the same id handed out (see [`Self::last`]): ids stay unique when an embedder
-    /// reuses worker ids for sessions that come and go.
-    pub fn resume(worker: u32, last: u64) -> Self {
-        TxnIds {
-            seq: last,
-            ..Self::new(worker)
-        }
+    /// The worker these ids are for.
+    pub fn worker(&self) -> u32 {
+        ((self.base >> 40) - 1) as u32
     }
     /// The last sequence number handed out.
     pub fn last(&self) -> u64 {
         self.seq
     }
-    /// The worker these ids are for.
-    pub fn worker(&self) -> u32 {
-        ((self.base >> 40) - 1) as u32
-    }
     #[inline]
     pub fn next_id(&mut self) -> TxnId {
         self.seq += 1;
         self.base | self.seq
+    }
+}
+
+impl Drop for TxnIds {
+    fn drop(&mut self) {
+        self.ledger.last.lock().insert(self.worker(), self.seq);
+    }
+}
+
+/// Where each ended worker's transaction ids stopped, per worker id: one per protocol instance.
+///
+/// The protocol contract lets an embedder reuse a worker id once the worker that had it ended
+/// (sessions that come and go). Without the ledger the new worker would restart at sequence 1 and hand
+/// out ids the ended one already used, and a recorded history (or anything else that tells
+/// transactions apart by id, such as SSI's retained transactions) would take two transactions for one.
+#[derive(Debug, Default)]
+pub struct IdLedger {
+    last: Mutex<HashMap<u32, u64>>,
+}
+
+impl IdLedger {
+    /// A new, shared ledger.
+    pub fn new() -> Arc<Self> {
+        Arc::default()
+    }
+    /// The ids of a new worker `worker`: they go on after those an ended worker with the same id
+    /// handed out (ids are distinct among live workers by the protocol contract).
+    pub fn lease(self: &Arc<Self>, worker: u32) -> TxnIds {
+        assert!(worker < (1 << 22), "too many workers");
+        TxnIds {
+            base: (worker as u64 + 1) << 40,
+            seq: self.last.lock().get(&worker).copied().unwrap_or(0),
+            ledger: Arc::clone(self),
+        }
     }
 }
 

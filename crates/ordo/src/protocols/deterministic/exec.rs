@@ -82,10 +82,10 @@ pub struct ExecState {
 }
 
 impl ExecState {
-    pub fn new(worker: u32, recording: bool) -> Self {
+    pub fn new(ids: TxnIds, recording: bool) -> Self {
         ExecState {
-            ids: TxnIds::new(worker),
-            exec: InPlace::new(worker, recording, true),
+            exec: InPlace::new(ids.worker(), recording, true),
+            ids,
         }
     }
     /// The history recorded for the checker.

@@ -54,13 +54,14 @@ use crate::protocols::aimd::Aimd;
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
-    run_pieces, wait, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
+    run_pieces, wait, Access, IdLedger, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
 };
 use engine::{Engine, Ready, Request};
 use exec::{Cover, ExecState, ExecTx, HoldingTx};
 use plan::{locks_of, LockRequest, Planner};
 use scheduler::Scheduler;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 
 /// The most transactions a worker keeps in flight (submitted, not yet executed). Every hand-off
 /// through the pipeline wakes a thread, so it is latency-bound: 16 left the cores idle most of the
@@ -95,6 +96,7 @@ pub trait Flavor: Scheduler {
 pub struct Deterministic<S: Flavor> {
     db: Database<()>,
     engine: Engine<S>,
+    ids: Arc<IdLedger>,
 }
 
 /// Per-thread state: execution buffers, the ready queue the lock manager notifies, planning buffers.
@@ -182,6 +184,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         Deterministic {
             db,
             engine: Engine::start(S::INFO.name),
+            ids: IdLedger::new(),
         }
     }
     fn db(&self) -> &Database<()> {
@@ -190,7 +193,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
     fn worker(&self, id: u32, recording: bool) -> DetWorker {
         let (ready_tx, ready_rx) = mpsc::channel();
         DetWorker {
-            exec: ExecState::new(id, recording),
+            exec: ExecState::new(self.ids.lease(id), recording),
             ready_tx,
             ready_rx,
             planner: Planner::default(),

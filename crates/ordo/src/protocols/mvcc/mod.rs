@@ -70,7 +70,7 @@ pub use txn::{MvccTx, MvccWorker};
 
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::{AbortReason, Recorder};
+use crate::txn::{AbortReason, IdLedger, Recorder};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -133,6 +133,8 @@ pub struct Mvcc<M: Mode> {
     /// Every transaction record, kept for the protocol's lifetime (see `state`); shared with the
     /// workers, which park their records in it when they end.
     pool: Arc<state::Pool>,
+    /// Where each ended worker's transaction ids stopped.
+    ids: Arc<IdLedger>,
     _mode: PhantomData<M>,
 }
 
@@ -182,6 +184,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
             clock: clock::Clock::default(),
             ssi: ssi::SsiShared::new(tables),
             pool: Arc::default(),
+            ids: IdLedger::new(),
             _mode: PhantomData,
         }
     }
@@ -190,7 +193,7 @@ impl<M: Mode> Protocol for Mvcc<M> {
     }
     fn worker(&self, id: u32, recording: bool) -> MvccWorker {
         MvccWorker::new(
-            id,
+            self.ids.lease(id),
             recording,
             self.clock.register(),
             self.ssi.register(),

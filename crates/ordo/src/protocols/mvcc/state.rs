@@ -31,9 +31,8 @@
 
 use crate::check::TxnId;
 use crate::storage::TableId;
-use crate::txn::TxnIds;
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -363,14 +362,11 @@ pub struct Pool {
     parked: Mutex<Parked>,
 }
 
-/// What ended workers left.
+/// What ended workers left: their records. (Where their transaction ids stopped is the protocol's
+/// [`crate::txn::IdLedger`]'s: a retained transaction of an ended worker is still compared by id.)
 #[derive(Debug, Default)]
 struct Parked {
     records: Vec<VecDeque<Handle>>,
-    /// The last transaction sequence number of each ended worker id: a new worker with the same id
-    /// goes on from there, so no transaction id is handed out twice (a retained transaction of the
-    /// ended worker is still compared by id).
-    seqs: HashMap<u32, u64>,
 }
 
 impl Pool {
@@ -412,26 +408,18 @@ impl Pool {
         self.all.lock().len()
     }
 
-    /// For a new worker `worker`: the records an ended worker left (oldest first; empty if none),
-    /// and its transaction ids, which go on after those an ended worker with the same id handed out.
-    pub fn unpark(&self, worker: u32) -> (VecDeque<Handle>, TxnIds) {
-        let mut p = self.parked.lock();
-        let ids = match p.seqs.get(&worker) {
-            Some(&last) => TxnIds::resume(worker, last),
-            None => TxnIds::new(worker),
-        };
-        (p.records.pop().unwrap_or_default(), ids)
+    /// For a new worker: the records an ended worker left (oldest first; empty if none).
+    pub fn unpark(&self) -> VecDeque<Handle> {
+        self.parked.lock().records.pop().unwrap_or_default()
     }
 
     /// Leaves an ending worker's records for the next worker — they are recycled as they are
     /// released, by whoever holds them then (a committed one may still be retained, and is released
-    /// by a sweep or by the next holder of its retention queue) — and its last transaction id.
-    pub fn park(&self, records: VecDeque<Handle>, ids: &TxnIds) {
-        let mut p = self.parked.lock();
+    /// by a sweep or by the next holder of its retention queue).
+    pub fn park(&self, records: VecDeque<Handle>) {
         if !records.is_empty() {
-            p.records.push(records);
+            self.parked.lock().records.push(records);
         }
-        p.seqs.insert(ids.worker(), ids.last());
     }
 }
 

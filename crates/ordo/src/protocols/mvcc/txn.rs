@@ -29,7 +29,8 @@ const WAIT_LIMIT: Duration = Duration::from_secs(2);
 /// Per-thread state: ids, recorder, published snapshot slot and reusable write-set buffers.
 ///
 /// A worker that ends leaves what the next one can reuse: its snapshot slot ([`SlotLease`]), its
-/// retention queues ([`ssi::Retainer`]) and its transaction records ([`Pool::park`]), so an
+/// retention queues ([`ssi::Retainer`]), its transaction records ([`Pool::park`]) and where its
+/// transaction ids stopped ([`crate::txn::IdLedger`]), so an
 /// embedder that opens and closes sessions all day does not grow the registries every commit
 /// walks, nor the record pool.
 pub struct MvccWorker {
@@ -55,18 +56,17 @@ pub struct MvccWorker {
 
 impl MvccWorker {
     pub(super) fn new(
-        id: u32,
+        ids: TxnIds,
         recording: bool,
         slot: SlotLease,
         retained: ssi::Retainer,
         pool: Arc<Pool>,
     ) -> Self {
-        let (spent, ids) = pool.unpark(id);
         MvccWorker {
+            rec: Recorder::new(ids.worker(), recording),
             ids,
-            rec: Recorder::new(id, recording),
+            spent: pool.unpark(),
             slot,
-            spent,
             pool,
             writes: Vec::new(),
             images: Vec::new(),
@@ -80,10 +80,10 @@ impl MvccWorker {
 }
 
 impl Drop for MvccWorker {
-    /// Parks the worker's records and its last transaction id for the next worker (its slot and
-    /// retention queues go back as their fields drop).
+    /// Parks the worker's records for the next worker (its slot, retention queues and transaction
+    /// ids go back as their fields drop).
     fn drop(&mut self) {
-        self.pool.park(std::mem::take(&mut self.spent), &self.ids);
+        self.pool.park(std::mem::take(&mut self.spent));
     }
 }
 

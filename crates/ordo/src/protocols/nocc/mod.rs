@@ -14,12 +14,14 @@ use crate::check::TxnId;
 use crate::protocols::inplace::{InPlace, Install};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId, ABSENT};
-use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{refuse_write, Abort, AbortReason, IdLedger, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// The no-isolation protocol.
 pub struct NoCC {
     db: Database<()>,
+    ids: Arc<IdLedger>,
 }
 
 /// Per-thread state of [`NoCC`].
@@ -50,14 +52,17 @@ impl Protocol for NoCC {
     };
 
     fn open(db: Database<()>, _config: &ProtocolConfig) -> Self {
-        NoCC { db }
+        NoCC {
+            db,
+            ids: IdLedger::new(),
+        }
     }
     fn db(&self) -> &Database<()> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> NoccWorker {
         NoccWorker {
-            ids: TxnIds::new(id),
+            ids: self.ids.lease(id),
             exec: InPlace::new(id, recording, false),
         }
     }

@@ -35,15 +35,17 @@ use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx}
 use crate::protocols::deterministic::plan::Planner;
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::{run_pieces, wait, Access, Program, Recorder, Tx, TxResult};
+use crate::txn::{run_pieces, wait, Access, IdLedger, Program, Recorder, Tx, TxResult};
 use crossbeam_utils::CachePadded;
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::RawMutex;
+use std::sync::Arc;
 
 /// H-Store: partitioned serial execution.
 pub struct HStore {
     db: Database<()>,
     locks: Vec<CachePadded<RawMutex>>,
+    ids: Arc<IdLedger>,
 }
 
 /// Per-thread state of [`HStore`].
@@ -97,6 +99,7 @@ impl Protocol for HStore {
             locks: (0..config.threads.max(1))
                 .map(|_| CachePadded::new(RawMutex::INIT))
                 .collect(),
+            ids: IdLedger::new(),
         }
     }
     fn db(&self) -> &Database<()> {
@@ -104,7 +107,7 @@ impl Protocol for HStore {
     }
     fn worker(&self, id: u32, recording: bool) -> HStoreWorker {
         HStoreWorker {
-            exec: ExecState::new(id, recording),
+            exec: ExecState::new(self.ids.lease(id), recording),
             planner: Planner::default(),
             accesses: Vec::new(),
             parts: PartSet::default(),

@@ -77,7 +77,8 @@ use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
-    run_pieces, wait, AbortReason, Access, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
+    run_pieces, wait, AbortReason, Access, IdLedger, Program, Recorder, RequestSource, Ticket, Tx,
+    TxResult,
 };
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
@@ -175,6 +176,7 @@ impl Partition {
 pub struct VllPartitioned {
     db: Database<VllCounters>,
     pub(super) parts: Vec<CachePadded<Mutex<Partition>>>,
+    ids: Arc<IdLedger>,
 }
 
 /// Per-thread state of [`VllPartitioned`].
@@ -401,6 +403,7 @@ impl Protocol for VllPartitioned {
                     }))
                 })
                 .collect(),
+            ids: IdLedger::new(),
         }
     }
     fn db(&self) -> &Database<VllCounters> {
@@ -409,7 +412,7 @@ impl Protocol for VllPartitioned {
     fn worker(&self, id: u32, recording: bool) -> VllPartWorker {
         let (ready_tx, ready_rx) = mpsc::channel();
         VllPartWorker {
-            exec: ExecState::new(id, recording),
+            exec: ExecState::new(self.ids.lease(id), recording),
             planner: Planner::default(),
             ready_tx,
             ready_rx,

@@ -83,14 +83,16 @@ pub use txn::{SiloTx, SiloWorker};
 
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::Recorder;
+use crate::txn::{IdLedger, Recorder};
 use epoch::{EpochClock, EPOCH_PERIOD};
+use std::sync::Arc;
 use tid::TidWord;
 
 /// Silo's optimistic concurrency control. Dropping it stops the epoch thread.
 pub struct Silo {
     db: Database<TidWord>,
     epoch: EpochClock,
+    ids: Arc<IdLedger>,
 }
 
 impl Silo {
@@ -117,13 +119,14 @@ impl Protocol for Silo {
         Silo {
             db,
             epoch: EpochClock::start(EPOCH_PERIOD),
+            ids: IdLedger::new(),
         }
     }
     fn db(&self) -> &Database<TidWord> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> SiloWorker {
-        SiloWorker::new(id, recording)
+        SiloWorker::new(self.ids.lease(id), recording)
     }
     fn recorder(w: &mut SiloWorker) -> &mut Recorder {
         &mut w.rec

@@ -27,10 +27,10 @@ pub struct SiloWorker {
 }
 
 impl SiloWorker {
-    pub(super) fn new(id: u32, recording: bool) -> Self {
+    pub(super) fn new(ids: TxnIds, recording: bool) -> Self {
         SiloWorker {
-            ids: TxnIds::new(id),
-            rec: Recorder::new(id, recording),
+            rec: Recorder::new(ids.worker(), recording),
+            ids,
             last_tid: 0,
             sets: Sets::default(),
             buf: Vec::new(),

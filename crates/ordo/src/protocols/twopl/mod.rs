@@ -122,7 +122,8 @@ pub use waitdie::WaitDie;
 
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::{Database, RowId, TableId};
-use crate::txn::{AbortReason, Recorder};
+use crate::txn::{AbortReason, IdLedger, Recorder};
+use std::sync::Arc;
 
 /// Where 2PL and its deadlock policies come from.
 pub const PAPER: &str = "Eswaran et al. 1976; Bernstein, Hadzilacos, Goodman 1987; Rosenkrantz et al. 1978 (wait-die); \
@@ -188,6 +189,7 @@ pub trait Policy: Send + Sync + Sized + 'static {
 pub struct TwoPl<V: Policy> {
     pub(super) db: Database<V::Lock>,
     pub(super) shared: V::Shared,
+    ids: Arc<IdLedger>,
 }
 
 impl<V: Policy> Protocol for TwoPl<V> {
@@ -201,13 +203,14 @@ impl<V: Policy> Protocol for TwoPl<V> {
         TwoPl {
             db,
             shared: V::shared(config),
+            ids: IdLedger::new(),
         }
     }
     fn db(&self) -> &Database<V::Lock> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> TwoPlWorker<V> {
-        TwoPlWorker::new(id, recording, V::local(&self.shared, id))
+        TwoPlWorker::new(self.ids.lease(id), recording, V::local(&self.shared, id))
     }
     fn recorder(w: &mut TwoPlWorker<V>) -> &mut Recorder {
         w.recorder()

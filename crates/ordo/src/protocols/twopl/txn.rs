@@ -31,10 +31,10 @@ pub struct TwoPlWorker<V: Policy> {
 }
 
 impl<V: Policy> TwoPlWorker<V> {
-    pub(super) fn new(id: u32, recording: bool, local: V::Local) -> Self {
+    pub(super) fn new(ids: TxnIds, recording: bool, local: V::Local) -> Self {
         TwoPlWorker {
-            ids: TxnIds::new(id),
-            exec: InPlace::new(id, recording, true),
+            exec: InPlace::new(ids.worker(), recording, true),
+            ids,
             locks: LockSet::default(),
             local,
         }

@@ -117,10 +117,11 @@ mod tests;
 
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::{Program, Recorder, RequestSource, TxResult};
+use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};
 use counters::{Arrayed, Colocated};
 use partition::Partition;
 use scheme::{LockScheme, PointLocks};
+use std::sync::Arc;
 use txn::{Held, VllTx, VllWorker};
 
 /// Default threshold of blocked transactions above which no new transaction is admitted.
@@ -222,6 +223,7 @@ pub struct Vll<F: Flavor> {
     batching: worker::Batching,
     /// What the workers' main loops did, added up as each loop ends.
     loop_stats: parking_lot::Mutex<LoopStats>,
+    ids: Arc<IdLedger>,
 }
 
 impl<F: Flavor> Vll<F> {
@@ -235,6 +237,7 @@ impl<F: Flavor> Vll<F> {
                 max: cfg.max_batch.max(1),
             },
             loop_stats: parking_lot::Mutex::new(LoopStats::default()),
+            ids: IdLedger::new(),
         }
     }
 
@@ -262,7 +265,7 @@ impl<F: Flavor> Protocol for Vll<F> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> Self::Worker {
-        VllWorker::new(id, recording)
+        VllWorker::new(self.ids.lease(id), recording)
     }
     fn recorder(w: &mut Self::Worker) -> &mut Recorder {
         w.recorder()

@@ -39,10 +39,11 @@ pub struct VllWorker<R> {
 }
 
 impl<R> VllWorker<R> {
-    pub(super) fn new(id: u32, recording: bool) -> Self {
+    pub(super) fn new(ids: TxnIds, recording: bool) -> Self {
+        let id = ids.worker();
         VllWorker {
             id,
-            ids: TxnIds::new(id),
+            ids,
             exec: InPlace::new(id, recording, true),
             accesses: Vec::new(),
             locks: Vec::new(),
