@@ -119,6 +119,8 @@ pub fn open<P: Protocol, W: Workload>(
 /// Runs `workload` under protocol `P`.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
     let (protocol, load_secs) = open::<P, W>(workload, cfg.threads, cfg.vll)?;
+    // The tickets' clock calibrates itself on first use (≈ 1 ms): here, not in a worker.
+    let _ = quanta::Instant::now();
     let phase = AtomicU8::new(WARMUP);
     let progress: Vec<Padded> = (0..cfg.threads)
         .map(|_| Padded(AtomicU64::new(0)))
@@ -249,7 +251,10 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
         match outcome {
             Ok(()) => {
                 self.r.committed += 1;
-                let ns = ticket.started.elapsed().as_nanos() as u64;
+                // Saturating: a ticket stamped on another core may read a counter a few cycles ahead.
+                let ns = quanta::Instant::now()
+                    .saturating_duration_since(ticket.started)
+                    .as_nanos() as u64;
                 let _ = self.r.latency.record(ns.max(1));
                 self.progress.store(self.r.committed, Ordering::Relaxed);
             }
