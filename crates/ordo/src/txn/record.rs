@@ -26,10 +26,6 @@ impl TxnIds {
     pub fn worker(&self) -> u32 {
         ((self.base >> 40) - 1) as u32
     }
-    /// The last sequence number handed out.
-    pub fn last(&self) -> u64 {
-        self.seq
-    }
     #[inline]
     pub fn next_id(&mut self) -> TxnId {
         self.seq += 1;

@@ -30,9 +30,8 @@ const WAIT_LIMIT: Duration = Duration::from_secs(2);
 ///
 /// A worker that ends leaves what the next one can reuse: its snapshot slot ([`SlotLease`]), its
 /// retention queues ([`ssi::Retainer`]), its transaction records ([`Pool::park`]) and where its
-/// transaction ids stopped ([`crate::txn::IdLedger`]), so an
-/// embedder that opens and closes sessions all day does not grow the registries every commit
-/// walks, nor the record pool.
+/// transaction ids stopped ([`crate::txn::IdLedger`]), so an embedder that opens and closes
+/// sessions all day does not grow the registries every commit walks, nor the record pool.
 pub struct MvccWorker {
     ids: TxnIds,
     pub(super) rec: Recorder,
