@@ -355,18 +355,13 @@ impl TxnShared {
 
 /// Every record ever allocated, kept until the protocol is dropped (what makes handles valid), and
 /// the records of workers that ended, parked for the next workers (a worker recycles only its own
-/// records, so without this every ended worker's few records would be lost for good).
+/// records, so without this every ended worker's few records would be lost for good). Where their
+/// transaction ids stopped is the protocol's [`crate::txn::IdLedger`]'s.
 #[derive(Debug, Default)]
 pub struct Pool {
     all: Mutex<Vec<Arc<TxnShared>>>,
-    parked: Mutex<Parked>,
-}
-
-/// What ended workers left: their records. (Where their transaction ids stopped is the protocol's
-/// [`crate::txn::IdLedger`]'s: a retained transaction of an ended worker is still compared by id.)
-#[derive(Debug, Default)]
-struct Parked {
-    records: Vec<VecDeque<Handle>>,
+    /// Each ended worker's records, oldest first.
+    parked: Mutex<Vec<VecDeque<Handle>>>,
 }
 
 impl Pool {
@@ -410,7 +405,7 @@ impl Pool {
 
     /// For a new worker: the records an ended worker left (oldest first; empty if none).
     pub fn unpark(&self) -> VecDeque<Handle> {
-        self.parked.lock().records.pop().unwrap_or_default()
+        self.parked.lock().pop().unwrap_or_default()
     }
 
     /// Leaves an ending worker's records for the next worker — they are recycled as they are
@@ -418,7 +413,7 @@ impl Pool {
     /// by a sweep or by the next holder of its retention queue).
     pub fn park(&self, records: VecDeque<Handle>) {
         if !records.is_empty() {
-            self.parked.lock().records.push(records);
+            self.parked.lock().push(records);
         }
     }
 }
