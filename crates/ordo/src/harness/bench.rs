@@ -119,7 +119,8 @@ pub fn open<P: Protocol, W: Workload>(
 /// Runs `workload` under protocol `P`.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
     let (protocol, load_secs) = open::<P, W>(workload, cfg.threads, cfg.vll)?;
-    // The tickets' clock calibrates itself on first use (≈ 1 ms): here, not in a worker.
+    // The tickets' clock calibrates itself on first use (≈ 1 ms here, much longer under a
+    // profiler): here, before the workers start, not inside a measured interval.
     let _ = quanta::Instant::now();
     let phase = AtomicU8::new(WARMUP);
     let progress: Vec<Padded> = (0..cfg.threads)
@@ -251,7 +252,7 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
         match outcome {
             Ok(()) => {
                 self.r.committed += 1;
-                // Saturating: a ticket stamped on another core may read a counter a few cycles ahead.
+                // Saturating: the thread may have moved to a core whose counter reads a few cycles behind.
                 let ns = quanta::Instant::now()
                     .saturating_duration_since(ticket.started)
                     .as_nanos() as u64;
