@@ -121,7 +121,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
     let (protocol, load_secs) = open::<P, W>(workload, cfg.threads, cfg.vll)?;
     // The tickets' clock calibrates itself on first use (≈ 1 ms here, much longer under a
     // profiler): here, before the workers start, not inside a measured interval.
-    let _ = quanta::Instant::now();
+    crate::txn::source::clock();
     let phase = AtomicU8::new(WARMUP);
     let progress: Vec<Padded> = (0..cfg.threads)
         .map(|_| Padded(AtomicU64::new(0)))
@@ -252,10 +252,7 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
         match outcome {
             Ok(()) => {
                 self.r.committed += 1;
-                // Saturating: the thread may have moved to a core whose counter reads a few cycles behind.
-                let ns = quanta::Instant::now()
-                    .saturating_duration_since(ticket.started)
-                    .as_nanos() as u64;
+                let ns = ticket.elapsed_ns();
                 let _ = self.r.latency.record(ns.max(1));
                 self.progress.store(self.r.committed, Ordering::Relaxed);
             }

@@ -16,16 +16,27 @@ use super::program::Program;
 
 /// A request handed out by a [`RequestSource`]: when, and an opaque tag of the source.
 ///
-/// The time is a [`quanta::Instant`]: the CPU's invariant time-stamp counter, scaled to
-/// nanoseconds (quanta falls back to the OS's monotonic clock where there is none). Every
-/// transaction is stamped twice — at hand-out and at its end — and `std::time::Instant`'s
-/// `clock_gettime` reads the counter with `rdtscp`, which waits for every earlier load, cache
-/// misses included: ≈ 32 ns a read here and ≈ 9% of a 2-thread SmallBank run, against ≈ 13 ns
-/// (docs/results/README.md, "Harness overhead").
+/// The time is a raw reading of the CPU's invariant time-stamp counter ([`quanta::Clock::raw`]: a
+/// plain `rdtsc`; quanta falls back to the OS's monotonic clock where there is no such counter),
+/// scaled to nanoseconds only once, for the latency, by [`Ticket::elapsed_ns`]. Every transaction
+/// is stamped twice — at hand-out and at its end — so the stamp is on every transaction's path:
+/// `std::time::Instant`'s `clock_gettime` reads the counter with `rdtscp`, which waits for every
+/// earlier load, cache misses included (≈ 32 ns a read here and ≈ 9% of a 2-thread SmallBank run;
+/// see docs/results/README.md, "Harness overhead"); `quanta::Instant::now` would also check a
+/// thread-local override and scale each reading (≈ 10 more instructions a transaction).
 #[derive(Clone, Copy, Debug)]
 pub struct Ticket {
-    pub started: quanta::Instant,
+    /// Raw counter reading at hand-out ([`clock`]'s units).
+    pub started: u64,
     pub tag: u64,
+}
+
+/// The clock tickets are stamped with (calibrated on first use: ≈ 1 ms, far longer under a
+/// profiler — a harness calls this before its measured interval starts).
+#[inline]
+pub fn clock() -> &'static quanta::Clock {
+    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new)
 }
 
 impl Ticket {
@@ -33,9 +44,17 @@ impl Ticket {
     #[inline]
     pub fn now(tag: u64) -> Self {
         Ticket {
-            started: quanta::Instant::now(),
+            started: clock().raw(),
             tag,
         }
+    }
+
+    /// Nanoseconds since the ticket was handed out: 0 if the counter reads earlier than at hand-out
+    /// (the thread may have moved to a core whose counter lags by a few cycles).
+    #[inline]
+    pub fn elapsed_ns(&self) -> u64 {
+        let c = clock();
+        c.delta_as_nanos(self.started, c.raw())
     }
 }
 
@@ -68,4 +87,27 @@ pub trait RequestSource {
 
     /// A seed for this worker's randomness (retry backoff jitter), distinct per worker.
     fn seed(&self) -> u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_ticket_measures_the_time_since_its_hand_out_in_nanoseconds() {
+        let t = Ticket::now(7);
+        let since = Instant::now();
+        std::thread::sleep(Duration::from_millis(5));
+        let ns = t.elapsed_ns();
+        let wall = since.elapsed().as_nanos() as u64;
+        assert_eq!(t.tag, 7);
+        // At least the sleep (the counter is scaled to nanoseconds, not left in cycles) and not
+        // wildly more than the wall clock saw (a scale off by the counter's frequency would be).
+        assert!(ns >= 4_000_000, "{ns} ns for a 5 ms sleep");
+        assert!(
+            ns <= wall * 2 + 1_000_000,
+            "{ns} ns against {wall} ns of wall time"
+        );
+    }
 }
