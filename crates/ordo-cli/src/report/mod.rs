@@ -30,13 +30,45 @@ pub struct ReportArgs {
     pub relative: Option<String>,
 }
 
-/// The figure's title: workload, what varies, and what is fixed along it.
-fn title(f: &Figure) -> String {
-    let base = title_of(f);
+/// The figure's title: workload, what varies, and what is fixed along it — with the parameters
+/// that tell it apart from the other figures of its workload and axis (`figures`), so that, say,
+/// Fig. 8's short and long sweeps are not two figures of one name.
+fn title(f: &Figure, figures: &[Figure]) -> String {
+    let mut base = title_of(f);
+    let apart = distinguishing(f, figures);
+    if !apart.is_empty() {
+        let list: Vec<String> = apart.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        base = format!("{base} ({})", list.join(", "));
+    }
     match &f.relative {
         None => base,
         Some(p) => format!("{base}, relative to {p}"),
     }
+}
+
+/// The fixed parameters of `f` that some other figure of the same workload and axis has at another
+/// value (or not at all), without the `workload.` prefix; the thread count, already in the title,
+/// is left out.
+fn distinguishing(f: &Figure, figures: &[Figure]) -> Vec<(String, String)> {
+    let peers: Vec<&Figure> = figures
+        .iter()
+        .filter(|g| !std::ptr::eq(*g, f) && g.workload == f.workload && g.axis == f.axis)
+        .collect();
+    f.fixed
+        .iter()
+        .filter(|(k, v)| {
+            k != "threads"
+                && peers
+                    .iter()
+                    .any(|g| !g.fixed.iter().any(|(gk, gv)| gk == k && gv == v))
+        })
+        .map(|(k, v)| {
+            (
+                k.strip_prefix("workload.").unwrap_or(k).to_string(),
+                v.clone(),
+            )
+        })
+        .collect()
 }
 
 fn title_of(f: &Figure) -> String {
@@ -94,7 +126,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, UsageError> {
     let colour_of = |p: &str| protocols.iter().position(|q| q == p).unwrap_or(0);
     std::fs::create_dir_all(&args.out)
         .map_err(|e| UsageError(format!("creating {}: {e}", args.out.display())))?;
-    let titles: Vec<String> = figures.iter().map(title).collect();
+    let titles: Vec<String> = figures.iter().map(|f| title(f, &figures)).collect();
     let files: Vec<String> = figures
         .iter()
         .enumerate()
@@ -116,4 +148,61 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, UsageError> {
         index.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `vll-micro` row of a contention-index sweep, short or long transactions.
+    fn row(protocol: &str, ci: f64, long: bool, threads: u64) -> String {
+        format!(
+            r#"{{"workload": "vll-micro", "protocol": "{protocol}", "threads": {threads},
+              "committed_per_sec": 100.0, "aborts_per_commit": 0.0,
+              "sweep": {{"param": "ci", "value": {ci}}},
+              "params": {{"workload": {{"ci": {ci}, "long": {long}, "records": 1000}},
+                          "seconds": 1.0, "warmup": 0.0, "reps": 1, "seed": 42, "prefetch": true}},
+              "machine": {{"cores": 2}}}}"#
+        )
+    }
+
+    fn figures(rows: &[String]) -> Vec<Figure> {
+        figures::group(&input::parse(&format!("[{}]", rows.join(",")), "r.json").unwrap())
+    }
+
+    #[test]
+    fn figures_of_one_workload_and_axis_are_titled_by_what_tells_them_apart() {
+        let figs = figures(&[
+            row("nocc", 0.01, false, 2),
+            row("nocc", 0.1, false, 2),
+            row("nocc", 0.01, true, 2),
+            row("nocc", 0.1, true, 2),
+        ]);
+        let titles: Vec<String> = figs.iter().map(|f| title(f, &figs)).collect();
+        assert_eq!(
+            titles,
+            [
+                "vll-micro: contention index sweep, 2 threads (long = false)",
+                "vll-micro: contention index sweep, 2 threads (long = true)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_figure_alone_or_set_apart_by_threads_only_gets_no_suffix() {
+        let figs = figures(&[row("nocc", 0.01, false, 2), row("nocc", 0.01, false, 4)]);
+        let titles: Vec<String> = figs.iter().map(|f| title(f, &figs)).collect();
+        assert_eq!(
+            titles,
+            [
+                "vll-micro: contention index sweep, 2 threads",
+                "vll-micro: contention index sweep, 4 threads",
+            ]
+        );
+        let one = figures(&[row("vll", 0.01, true, 1)]);
+        assert_eq!(
+            title(&one[0], &one),
+            "vll-micro: contention index sweep, 1 thread"
+        );
+    }
 }
