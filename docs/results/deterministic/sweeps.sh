@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The short Fig. 8 / Fig. 9 sweeps of docs/results/deterministic.md (vll-micro, 2 threads).
+# The short Fig. 8 / Fig. 9 sweeps of docs/results/deterministic.md (vll-micro, 2 threads): one
+# `ordo bench` sweep per figure (JSON + text beside this script), drawn by `ordo report` into
+# fig8/ and fig9/ (absolute) and fig8-relative/ and fig9-relative/ (as a multiple of `nocc`).
 # Usage: docs/results/deterministic/sweeps.sh [path to the release `ordo` binary]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
@@ -10,17 +12,19 @@ T=2
 FIG8=nocc,2pl-waitdie,vll,vll-sca,calvin,calvin-vll
 for kind in short long; do
   long=""; [ "$kind" = long ] && long="--long"
-  for ci in 0.0001 0.001 0.01 0.1 1; do
-    "$ORDO" bench -w vll-micro -p "$FIG8" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
-      --ci "$ci" $long --json "$OUT/fig8-$kind-ci$ci.json" > "$OUT/fig8-$kind-ci$ci.txt"
-  done
+  "$ORDO" bench -w vll-micro -p "$FIG8" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
+    --ci 0.0001,0.001,0.01,0.1,1 $long --json "$OUT/fig8-$kind.json" > "$OUT/fig8-$kind.txt"
 done
 # Fig. 9: partition per core (2 partitions = 2 threads), % multi-partition sweep, short transactions.
 FIG9=nocc,hstore,vll-partitioned,vll,vll-sca,2pl-waitdie
 for ci in 0.001 0.1; do
-  for mp in 0 20 50 100; do
-    "$ORDO" bench -w vll-micro -p "$FIG9" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
-      --partitions $T --multi-partition "$mp" --ci "$ci" \
-      --json "$OUT/fig9-ci$ci-mp$mp.json" > "$OUT/fig9-ci$ci-mp$mp.txt"
-  done
+  "$ORDO" bench -w vll-micro -p "$FIG9" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
+    --partitions $T --multi-partition 0,20,50,100 --ci "$ci" \
+    --json "$OUT/fig9-ci$ci.json" > "$OUT/fig9-ci$ci.txt"
 done
+FIG8_JSON=("$OUT/fig8-short.json" "$OUT/fig8-long.json")
+FIG9_JSON=("$OUT/fig9-ci0.001.json" "$OUT/fig9-ci0.1.json")
+"$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8"
+"$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8-relative" --relative nocc
+"$ORDO" report "${FIG9_JSON[@]}" -o "$OUT/fig9"
+"$ORDO" report "${FIG9_JSON[@]}" -o "$OUT/fig9-relative" --relative nocc
