@@ -6,7 +6,7 @@
 cd "$(dirname "$0")/../../.."
 O=${ORDO:-target/release/ordo}
 D=${1:-/tmp/ordo-bars}; mkdir -p $D
-rep() { local p=$1 n=$2 s=$p; for _ in $(seq 2 $n); do s=$s,$p; done; echo $s; }
+rep() { local p=$1 n=$2; local s=$p; for _ in $(seq 2 $n); do s=$s,$p; done; echo $s; }
 S="-t 2 --seconds 0.5 --warmup 0.3 --reps 1 --quiet"
 uptime > $D/load-start.txt
 for i in 1 2 3; do $O bench -w smallbank -p $(rep si,ssi 6) $S; done > $D/smallbank.txt 2>&1
