@@ -166,13 +166,13 @@ mod tests {
         )
     }
 
-    fn figures(rows: &[String]) -> Vec<Figure> {
+    fn figures_of(rows: &[String]) -> Vec<Figure> {
         figures::group(&input::parse(&format!("[{}]", rows.join(",")), "r.json").unwrap())
     }
 
     #[test]
     fn figures_of_one_workload_and_axis_are_titled_by_what_tells_them_apart() {
-        let figs = figures(&[
+        let figs = figures_of(&[
             row("nocc", 0.01, false, 2),
             row("nocc", 0.1, false, 2),
             row("nocc", 0.01, true, 2),
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn a_figure_alone_or_set_apart_by_threads_only_gets_no_suffix() {
-        let figs = figures(&[row("nocc", 0.01, false, 2), row("nocc", 0.01, false, 4)]);
+        let figs = figures_of(&[row("nocc", 0.01, false, 2), row("nocc", 0.01, false, 4)]);
         let titles: Vec<String> = figs.iter().map(|f| title(f, &figs)).collect();
         assert_eq!(
             titles,
@@ -199,7 +199,7 @@ mod tests {
                 "vll-micro: contention index sweep, 4 threads",
             ]
         );
-        let one = figures(&[row("vll", 0.01, true, 1)]);
+        let one = figures_of(&[row("vll", 0.01, true, 1)]);
         assert_eq!(
             title(&one[0], &one),
             "vll-micro: contention index sweep, 1 thread"
