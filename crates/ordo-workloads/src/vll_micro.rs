@@ -19,7 +19,11 @@
 //!   multi-partition transaction sleeps `remote_wait_us` microseconds (at least; the OS adds its timer
 //!   slack, tens of µs) once per attempt, just before its first access at the other partition. The
 //!   sleep happens while the transaction runs under its protocol (holding locks, partitions, …), and
-//!   leaves the core free for other threads, as a wait for the network would.
+//!   leaves the core free for other threads, as a wait for the network would. A protocol whose
+//!   thread can work on other transactions meanwhile (`vll-partitioned`: the paper's single-threaded
+//!   VLL, whose Waiting state is for exactly this) takes the wait over instead
+//!   ([`Program::take_remote_wait`]): it sets the transaction aside, with its locks, for
+//!   `remote_wait_us`, and the attempt that follows does not sleep.
 //!
 //! Invariant: every committed transaction adds exactly 10 to the sum of the values, so the sum is a
 //! multiple of 10 ([`Workload::check`]).
@@ -168,6 +172,9 @@ pub struct MicroTxn {
     /// transactions with a remote wait: the first piece at the other partition).
     pub remote_piece: Option<usize>,
     remote_wait: std::time::Duration,
+    /// The protocol took this attempt's wait over ([`Program::take_remote_wait`]): the attempt does
+    /// not sleep at `remote_piece`.
+    wait_taken: bool,
 }
 
 /// The long transactions' CPU work on one value.
@@ -200,8 +207,11 @@ impl Program for MicroTxn {
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         if self.remote_piece == Some(piece) {
             // The remote-read round trip (see the module docs): once per attempt, since every
-            // attempt runs the pieces from the first.
-            std::thread::sleep(self.remote_wait);
+            // attempt runs the pieces from the first — unless the protocol already set the
+            // transaction aside for it.
+            if !std::mem::take(&mut self.wait_taken) {
+                std::thread::sleep(self.remote_wait);
+            }
         }
         let long = self.long;
         tx.update(RECORDS, self.keys[piece], ColumnSet::one(VALUE), |r| {
@@ -212,6 +222,11 @@ impl Program for MicroTxn {
             r.set_int(VALUE, v + 1);
         })?;
         Ok(())
+    }
+    fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
+        self.remote_piece?;
+        self.wait_taken = true;
+        Some(self.remote_wait)
     }
 }
 
@@ -277,6 +292,7 @@ impl Workload for VllMicro {
             long: self.cfg.long,
             remote_piece: None,
             remote_wait: self.remote_wait,
+            wait_taken: false,
         }
     }
     fn next(&self, g: &mut MicroGen, p: &mut MicroTxn) {
@@ -297,6 +313,7 @@ impl Workload for VllMicro {
         p.keys.shuffle(&mut g.rng);
         p.remote_piece = None;
         p.remote_wait = self.remote_wait;
+        p.wait_taken = false;
         if multi && !self.remote_wait.is_zero() {
             let home = p.partitions[0];
             p.remote_piece = p.keys.iter().position(|&k| self.partition_of(k) != home);

@@ -182,6 +182,19 @@ pub trait Program {
 
     /// Runs piece `piece` against `tx`.
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()>;
+
+    /// The wait for **remote reads** this attempt still has ahead of it, taken over by the protocol.
+    ///
+    /// A workload that simulates a partitioned deployment's network (`vll-micro --remote-wait`) makes a
+    /// multi-partition transaction sleep in [`Self::run_piece`], before its first access at the other
+    /// partition, under whatever its protocol holds. A protocol whose thread can work on other
+    /// transactions meanwhile — the VLL paper's single-threaded VLL and its **Waiting** state (Fig. 3)
+    /// — calls this once the transaction holds its locks and before running it: `Some(wait)` means
+    /// "set me aside for `wait`, then run me", and the program no longer sleeps itself in the attempt
+    /// that follows. Every other protocol leaves the sleep where it is. Default: no wait.
+    fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// Prefetches the records of every piece whose declaration does not depend on earlier pieces, so that a

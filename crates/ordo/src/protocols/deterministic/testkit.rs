@@ -33,6 +33,10 @@ pub struct MixProgram {
     /// `Some(p)`: piece 0 reads row `p`, piece 1 updates row `a(p) % keys`.
     pub pointer: Option<u64>,
     pub target: u64,
+    /// A simulated remote-read round trip before piece 0 ([`Program::take_remote_wait`]).
+    pub remote_wait: Option<std::time::Duration>,
+    /// The protocol took this attempt's wait over.
+    pub wait_taken: bool,
 }
 
 impl MixProgram {
@@ -85,6 +89,11 @@ impl Program for MixProgram {
         }
     }
     fn run_piece<X: Tx>(&mut self, piece: usize, tx: &mut X) -> TxResult<()> {
+        if piece == 0 && !std::mem::take(&mut self.wait_taken) {
+            if let Some(wait) = self.remote_wait {
+                std::thread::sleep(wait);
+            }
+        }
         match self.pointer {
             Some(p) if piece == 0 => {
                 let a = tx.get(T, p, ColumnSet::ALL)?.map_or(0, |r| r.int(A));
@@ -103,6 +112,10 @@ impl Program for MixProgram {
             }
         }
     }
+    fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
+        self.wait_taken = self.remote_wait.is_some();
+        self.remote_wait
+    }
 }
 
 impl Mixed {
@@ -111,6 +124,8 @@ impl Mixed {
         p.tag = rng.gen_range(1..1000);
         p.ops.clear();
         p.pointer = None;
+        p.remote_wait = None;
+        p.wait_taken = false;
         if rng.gen_bool(self.pointer_share) {
             p.pointer = Some(rng.gen_range(0..4));
             return;

@@ -20,10 +20,16 @@
 //! | `vll-partitioned` | runs at once inside the partition's   | enqueued in every partition it touches   |
 //! |                   | critical section if its keys are free | (in one consistent order), VLL counters  |
 //! |                   | (single-threaded VLL), else queued    | on its records; others keep running      |
+//!
+//! Remote reads: a workload that simulates the network wait of a multi-partition transaction
+//! ([`crate::txn::Program::take_remote_wait`]) makes `hstore` sleep through it holding its partitions,
+//! as H-Store does; `vll-partitioned` sets the transaction aside in the paper's **Waiting** state
+//! ([`waiting`]) and its worker goes on with other transactions.
 
 pub mod hstore;
 pub mod parts;
 pub mod vll_partitioned;
+pub mod waiting;
 
 #[cfg(test)]
 mod tests;

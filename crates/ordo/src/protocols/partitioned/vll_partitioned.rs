@@ -24,7 +24,10 @@
 //!     partition, same order everywhere            order, request + enqueue in each, release latches
 //!   Blocked → Free (head of queue, or SCA)      per partition: head rule / SCA claims it there; it
 //!                                                 runs when claimed or free in every partition
-//!   Waiting (remote reads)                      shared memory: the owner reads remote records directly
+//!   Waiting (remote reads)                      shared memory: the owner reads remote records
+//!                                                 directly; a simulated network wait sets the
+//!                                                 transaction aside (`waiting.rs`) while the
+//!                                                 worker goes on with others
 //! ```
 //!
 //! Counters live beside the records ([`VllCounters`], the colocated layout); a key belongs to one
@@ -65,6 +68,7 @@
 
 use super::partition_of;
 use super::parts::PartSet;
+use super::waiting::Waiting;
 use crate::protocols::aimd::Aimd;
 use crate::protocols::deterministic::engine::recv_polling;
 use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
@@ -83,8 +87,9 @@ use crate::txn::{
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The most queued transactions a worker keeps in flight: fewer, down to [`MIN_WINDOW`], while its
 /// dependent transactions' reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order
@@ -466,15 +471,18 @@ impl Protocol for VllPartitioned {
         let mut slots: Vec<Slot> = (0..WINDOW).map(|_| Slot::default()).collect();
         let mut free_slots: Vec<usize> = (0..WINDOW).rev().collect();
         let mut runnable: Vec<usize> = Vec::new();
+        let mut waiting = Waiting::default();
         let mut in_flight = 0;
         let mut window = new_window();
         let mut exhausted = false;
         loop {
             // Execute what may run first (a notified transaction must not wait behind a stream of free
-            // local ones), else admit a new transaction while there is room.
+            // local ones, and resuming a Waiting one is Fig. 3's first choice), else admit a new
+            // transaction while there is room.
             while let Ok(i) = w.ready_rx.try_recv() {
-                runnable.push(i);
+                free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
             }
+            waiting.due(&mut runnable);
             let admitted = if exhausted || !runnable.is_empty() || in_flight >= window.size() {
                 None
             } else {
@@ -492,7 +500,7 @@ impl Protocol for VllPartitioned {
                 match self.admit_retrying(w, s, program, i, requests, &mut window) {
                     Ok(free) => {
                         if free {
-                            runnable.push(i);
+                            free_everywhere(program, i, &mut runnable, &mut waiting);
                         }
                         continue;
                     }
@@ -508,7 +516,7 @@ impl Protocol for VllPartitioned {
                         match self.admit_retrying(w, s, program, i, requests, &mut window) {
                             Ok(free) => {
                                 if free {
-                                    runnable.push(i);
+                                    free_everywhere(program, i, &mut runnable, &mut waiting);
                                 }
                                 continue;
                             }
@@ -520,10 +528,30 @@ impl Protocol for VllPartitioned {
             } else if in_flight == 0 {
                 return;
             } else {
-                // Everything in flight waits: look for work with SCA, then wait for a notification.
+                // Everything in flight is blocked or Waiting: look for work with SCA, then wait for a
+                // notification or for the end of the earliest remote wait.
                 self.idle_sca();
-                let _waiting = wait::blocked();
-                runnable.push(recv_polling(&w.ready_rx).expect("the worker holds a sender"));
+                let i = match waiting.next_due() {
+                    None => {
+                        let _waiting = wait::blocked();
+                        Some(recv_polling(&w.ready_rx).expect("the worker holds a sender"))
+                    }
+                    Some(at) => {
+                        match w
+                            .ready_rx
+                            .recv_timeout(at.saturating_duration_since(Instant::now()))
+                        {
+                            Ok(i) => Some(i),
+                            Err(RecvTimeoutError::Timeout) => None,
+                            Err(RecvTimeoutError::Disconnected) => {
+                                unreachable!("the worker holds a sender")
+                            }
+                        }
+                    }
+                };
+                if let Some(i) = i {
+                    free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
+                }
                 continue;
             };
             let ticket = slots[i]
@@ -535,6 +563,21 @@ impl Protocol for VllPartitioned {
             free_slots.push(i);
             in_flight -= 1;
         }
+    }
+}
+
+/// The transaction in `slot` holds its locks in every partition it is queued in: it runs next, or —
+/// a distributed transaction with remote reads to wait for — enters the Waiting state
+/// ([`super::waiting`]).
+fn free_everywhere<P: Program>(
+    program: &mut P,
+    slot: usize,
+    runnable: &mut Vec<usize>,
+    waiting: &mut Waiting,
+) {
+    match program.take_remote_wait() {
+        Some(wait) => waiting.set_aside(slot, wait),
+        None => runnable.push(slot),
     }
 }
 
