@@ -15,7 +15,7 @@ OUT=${2:-/tmp/ordo-soak}
 O=${ORDO:-target/release/ordo}
 [ -x "$O" ] || cargo build --release -q -p ordo-cli || exit 2
 mkdir -p "$OUT"
-ALL=2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,vll-partitioned
+ALL=2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,vll-partitioned,vll-partitioned-sca
 WORKLOADS=(
   "-w smallbank --customers 50 --hotspot-size 0"
   "-w smallbank --customers 20 --hotspot-size 4 --hotspot-prob 0.9"
@@ -30,6 +30,7 @@ WORKLOADS=(
   "-w vll-micro --ci 0.1 --records 2000"
   "-w vll-micro --ci 0.1 --records 2000 --vll-batch 1 --vll-blocked-limit 1"
   "-w vll-micro --ci 0.05 --records 4000 --partitions 4 --multi-partition 50 --vll-blocked-limit 2"
+  "-w vll-micro --ci 0.1 --records 2000 --partitions 2 --multi-partition 50 --remote-wait 20"
 )
 end=$(( $(date +%s) + MINUTES * 60 ))
 runs=0; failed=0; seed=${SEED:-1000}

@@ -177,6 +177,7 @@ registry!(
     deterministic::CalvinVll,
     partitioned::HStore,
     partitioned::VllPartitioned,
+    partitioned::VllPartitionedSca,
 );
 
 /// The names of every protocol.

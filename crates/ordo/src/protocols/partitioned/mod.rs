@@ -35,7 +35,7 @@ pub mod waiting;
 mod tests;
 
 pub use hstore::HStore;
-pub use vll_partitioned::VllPartitioned;
+pub use vll_partitioned::{SingleThreadedVll, VllPartitioned, VllPartitionedSca};
 
 /// The partition of key `key` among `partitions`.
 #[inline]

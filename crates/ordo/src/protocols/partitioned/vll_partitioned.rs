@@ -1,6 +1,10 @@
-//! `vll-partitioned` — the VLL paper's **single-threaded VLL** for partition-per-core deployments
-//! (§2.7 and the H-Store comparison of Fig. 9–10): H-Store's partitions, but multi-partition
-//! transactions lock *records* with VLL counters instead of holding whole partitions.
+//! `vll-partitioned`, `vll-partitioned-sca` — the VLL paper's **single-threaded VLL** for
+//! partition-per-core deployments (§2.3, Fig. 3, and the H-Store comparison of Fig. 9–10): H-Store's
+//! partitions, but multi-partition transactions lock *records* with VLL counters instead of holding
+//! whole partitions. `vll-partitioned` runs a blocked transaction only when it reaches the head of
+//! every queue it is in; `vll-partitioned-sca` also runs SCA ([`crate::protocols::vll::sca`]) when
+//! its worker would otherwise wait — which matters once the head of a queue can stall on a remote
+//! read (Fig. 9–10: "without SCA, the entire TxnQueue must wait").
 //!
 //! # The idea
 //!
@@ -35,8 +39,8 @@
 //! partition's queue may run there: every older transaction of that partition finished, and younger
 //! conflicting ones are blocked. Since enqueues of a multi-partition transaction are atomic across its
 //! partitions, the per-partition orders agree, so the oldest blocked transaction is at the head of
-//! every queue it is in: progress is guaranteed. SCA runs on a worker's partitions when it would
-//! otherwise wait.
+//! every queue it is in: progress is guaranteed. With SCA, a worker that would otherwise wait runs
+//! it on every partition with blocked transactions.
 //!
 //! # Ranges too wide to lock key by key: walls
 //!
@@ -177,14 +181,21 @@ impl Partition {
     }
 }
 
-/// Single-threaded (per-partition) VLL.
-pub struct VllPartitioned {
+/// Single-threaded (per-partition) VLL; with `SCA`, a worker that would otherwise wait runs selective
+/// contention analysis on the partitions with blocked transactions.
+pub struct SingleThreadedVll<const SCA: bool> {
     db: Database<VllCounters>,
     pub(super) parts: Vec<CachePadded<Mutex<Partition>>>,
     ids: Arc<IdLedger>,
 }
 
-/// Per-thread state of [`VllPartitioned`].
+/// `vll-partitioned`: single-threaded VLL, blocked transactions run by the head rule only.
+pub type VllPartitioned = SingleThreadedVll<false>;
+
+/// `vll-partitioned-sca`: single-threaded VLL with SCA.
+pub type VllPartitionedSca = SingleThreadedVll<true>;
+
+/// Per-thread state of [`SingleThreadedVll`].
 pub struct VllPartWorker {
     exec: ExecState,
     planner: Planner,
@@ -214,7 +225,7 @@ pub(super) enum Admitted {
     Queued { free: bool },
 }
 
-impl VllPartitioned {
+impl<const SCA: bool> SingleThreadedVll<SCA> {
     fn n(&self) -> u64 {
         self.parts.len() as u64
     }
@@ -370,8 +381,12 @@ impl VllPartitioned {
         s.queued.clear();
     }
 
-    /// SCA on every partition with blocked transactions (the worker would otherwise idle).
+    /// SCA on every partition with blocked transactions (the worker would otherwise idle); nothing
+    /// without `SCA`.
     fn idle_sca(&self) {
+        if !SCA {
+            return;
+        }
         for m in &self.parts {
             if let Some(mut g) = m.try_lock() {
                 if g.queue.blocked() > 0 {
@@ -382,20 +397,30 @@ impl VllPartitioned {
     }
 }
 
-impl Protocol for VllPartitioned {
+impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
     type Meta = VllCounters;
     type Worker = VllPartWorker;
     type Tx<'w> = HoldingTx<'w, VllCounters, AllLatches<'w>>;
 
-    const INFO: ProtocolInfo = ProtocolInfo {
-        name: "vll-partitioned",
-        summary: "single-threaded VLL per partition: free local transactions run at once, multi-partition ones lock records",
-        paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.7, Fig. 9-10",
-        isolation: Isolation::Serializable,
+    const INFO: ProtocolInfo = if SCA {
+        ProtocolInfo {
+            name: "vll-partitioned-sca",
+            summary:
+                "single-threaded VLL per partition with SCA when a worker would otherwise wait",
+            paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.3, Fig. 9-10",
+            isolation: Isolation::Serializable,
+        }
+    } else {
+        ProtocolInfo {
+            name: "vll-partitioned",
+            summary: "single-threaded VLL per partition: free local transactions run at once, multi-partition ones lock records",
+            paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.3, Fig. 9-10",
+            isolation: Isolation::Serializable,
+        }
     };
 
     fn open(db: Database<VllCounters>, config: &ProtocolConfig) -> Self {
-        VllPartitioned {
+        SingleThreadedVll {
             db,
             parts: (0..config.threads.max(1))
                 .map(|_| {
@@ -587,7 +612,7 @@ pub(super) fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, win
     window.aborted(reason);
 }
 
-/// Every partition's latch, taken with every queue empty: what an interactive [`VllPartitioned`]
+/// Every partition's latch, taken with every queue empty: what an interactive [`SingleThreadedVll`]
 /// transaction holds (released when it drops).
 pub struct AllLatches<'w> {
     _guards: Vec<MutexGuard<'w, Partition>>,
