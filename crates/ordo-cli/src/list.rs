@@ -6,7 +6,7 @@ pub fn run() {
     println!("protocols:");
     for p in ordo::protocols::all() {
         println!(
-            "  {:<14} {:<18} {}  [{}]",
+            "  {:<19} {:<18} {}  [{}]",
             p.name,
             format!("{:?}", p.isolation),
             p.summary,
@@ -15,6 +15,6 @@ pub fn run() {
     }
     println!("workloads:");
     for (name, summary, paper) in WORKLOADS {
-        println!("  {name:<14} {summary}  [{paper}]");
+        println!("  {name:<19} {summary}  [{paper}]");
     }
 }

@@ -121,7 +121,7 @@ fn verify_all<W: ordo::harness::Workload>(
         let bad = violates(info.isolation, &v);
         failed |= bad;
         println!(
-            "{:<14} promises {:<18} {}  => {}",
+            "{:<19} promises {:<18} {}  => {}",
             info.name,
             format!("{:?}", info.isolation),
             v.report.summary(),
