@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Fig. 9 with simulated remote reads (docs/results/deterministic.md): partition per thread, 32
-# partitions = 32 worker threads (on however many cores), short vll-micro transactions, % multi-partition swept, each
-# multi-partition transaction sleeping REMOTE_US µs (default 100) before its first access at the
-# other partition. One JSON per contention index; `ordo report` draws them.
-# Usage: docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
+# Figs. 9 and 10 with simulated remote reads (docs/results/deterministic.md): partition per core as in
+# the paper (P partitions = P worker threads, P = the number of cores unless set), short vll-micro
+# transactions, each multi-partition one waiting REMOTE_US µs (default 100) for its remote reads before
+# its first access at the other partition. Fig. 9: % multi-partition swept at the paper's two
+# contention indexes (0.0001, 0.01); Fig. 10: contention swept at 20% multi-partition. One JSON per
+# figure and contention index (fig9-remote-pP-ci*.json, fig10-remote-pP.json); `ordo report` draws them
+# into fig9-remote-pP/ (absolute) and fig9-remote-pP-relative/ (as a multiple of `nocc`).
+# Usage: [P=32] docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
 OUT=$(dirname "$0")
 SECS=${SECS:-1}
 REMOTE_US=${REMOTE_US:-100}
-P=32
-FIG9=nocc,hstore,vll-partitioned,vll,vll-sca,2pl-waitdie
-for ci in 0.001 0.1; do
-  "$ORDO" bench -w vll-micro -p "$FIG9" -t $P --partitions $P --ci "$ci" \
-    --multi-partition 0,20,40,60,80,100 --remote-wait "$REMOTE_US" \
-    --seconds "$SECS" --warmup 0.3 --quiet \
-    --json "$OUT/fig9-remote-ci$ci.json" > "$OUT/fig9-remote-ci$ci.txt"
+P=${P:-$(nproc)}
+PROTOCOLS=nocc,hstore,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
+run() { # run NAME ARGS...: one sweep
+  local name=$1; shift
+  "$ORDO" bench -w vll-micro -p "$PROTOCOLS" -t "$P" --partitions "$P" --remote-wait "$REMOTE_US" \
+    --seconds "$SECS" --warmup 0.3 --quiet "$@" \
+    --json "$OUT/$name.json" > "$OUT/$name.txt"
+}
+for ci in 0.0001 0.01; do
+  run "fig9-remote-p$P-ci$ci" --ci "$ci" --multi-partition 0,20,40,60,80,100
 done
-"$ORDO" report "$OUT"/fig9-remote-ci*.json -o "$OUT/fig9-remote"
-"$ORDO" report "$OUT"/fig9-remote-ci*.json -o "$OUT/fig9-remote-relative" --relative nocc
+run "fig10-remote-p$P" --multi-partition 20 --ci 0.0001,0.001,0.01,0.1
+JSON=("$OUT"/fig9-remote-p"$P"-ci*.json "$OUT/fig10-remote-p$P.json")
+"$ORDO" report "${JSON[@]}" -o "$OUT/fig9-remote-p$P"
+"$ORDO" report "${JSON[@]}" -o "$OUT/fig9-remote-p$P-relative" --relative nocc

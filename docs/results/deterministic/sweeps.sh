@@ -16,7 +16,7 @@ for kind in short long; do
     --ci 0.0001,0.001,0.01,0.1,1 $long --json "$OUT/fig8-$kind.json" > "$OUT/fig8-$kind.txt"
 done
 # Fig. 9: partition per core (2 partitions = 2 threads), % multi-partition sweep, short transactions.
-FIG9=nocc,hstore,vll-partitioned,vll,vll-sca,2pl-waitdie
+FIG9=nocc,hstore,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
 for ci in 0.001 0.1; do
   "$ORDO" bench -w vll-micro -p "$FIG9" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
     --partitions $T --multi-partition 0,20,50,100 --ci "$ci" \
