@@ -30,6 +30,7 @@ pub mod hstore;
 pub mod parts;
 pub mod vll_partitioned;
 pub mod waiting;
+pub mod worker;
 
 #[cfg(test)]
 mod tests;

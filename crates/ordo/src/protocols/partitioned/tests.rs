@@ -7,6 +7,7 @@ use crate::harness::{verify, VerifyConfig};
 use crate::protocols::conformance;
 use crate::protocols::deterministic::testkit::{MixProgram, Mixed};
 use crate::protocols::{Protocol, ProtocolConfig};
+use worker::Engine;
 
 #[test]
 fn hstore_tx_contract() {
@@ -94,28 +95,28 @@ fn vll_partitioned_multi_partition_transactions_lock_records_not_partitions() {
     );
     let mut w = p.worker(0, false);
     // Keys 1 and 2 lie in partitions 1 and 2.
-    let (mut mp, mut slot) = (mix(&[1, 2]), vll_partitioned::Slot::default());
+    let (mut mp, mut slot) = (mix(&[1, 2]), worker::Slot::default());
     assert!(matches!(
         p.admit(&mut w, &mut slot, &mut mp, 7),
-        vll_partitioned::Admitted::Queued { free: true }
+        worker::Admitted::Queued { free: true }
     ));
     // Key 5 is in partition 1 too, but free: runs now, inside partition 1's critical section.
     p.execute(&mut w, &mut mix(&[5])).unwrap();
     // Key 1 is held by the multi-partition transaction: queued, blocked.
-    let (mut local, mut lslot) = (mix(&[1, 9]), vll_partitioned::Slot::default());
+    let (mut local, mut lslot) = (mix(&[1, 9]), worker::Slot::default());
     assert!(matches!(
         p.admit(&mut w, &mut lslot, &mut local, 8),
-        vll_partitioned::Admitted::Queued { free: false }
+        worker::Admitted::Queued { free: false }
     ));
     assert!(w.ready_rx.try_recv().is_err(), "still blocked");
-    p.run(&mut w, &slot, &mut mp).unwrap();
+    worker::run(p.db(), &mut w, &slot, &mut mp).unwrap();
     p.finish(&mut slot);
     assert_eq!(
         w.ready_rx.try_recv(),
         Ok(8),
         "unblocked at the head of partition 1"
     );
-    p.run(&mut w, &lslot, &mut local).unwrap();
+    worker::run(p.db(), &mut w, &lslot, &mut local).unwrap();
     p.finish(&mut lslot);
     let dump = Mixed::dump(p.db());
     // b ← 3b + 1: key 1 twice (4), keys 2, 5, 9 once (1).
@@ -175,7 +176,7 @@ impl crate::txn::Program for WideScan {
 /// even a local transaction whose records are free, in a partition where the wall is already the head.
 #[test]
 fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
-    use vll_partitioned::{Admitted, Slot};
+    use worker::{Admitted, Slot};
     let p = VllPartitioned::open(
         fresh_db(),
         &ProtocolConfig {
@@ -212,7 +213,7 @@ fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
         w.ready_rx.try_recv().is_err(),
         "the wall waits for the older transaction"
     );
-    p.run(&mut w, &mslot, &mut mp).unwrap();
+    worker::run(p.db(), &mut w, &mslot, &mut mp).unwrap();
     p.finish(&mut mslot);
     assert_eq!(
         w.ready_rx.try_recv(),
@@ -223,14 +224,14 @@ fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
         w.ready_rx.try_recv().is_err(),
         "nothing younger runs beside the wall"
     );
-    p.run(&mut w, &wslot, &mut wall).unwrap();
+    worker::run(p.db(), &mut w, &wslot, &mut wall).unwrap();
     p.finish(&mut wslot);
     let mut ready: Vec<usize> = w.ready_rx.try_iter().collect();
     ready.sort();
     assert_eq!(ready, [11, 12], "the wall's successors head their queues");
-    p.run(&mut w, &s1, &mut l1).unwrap();
+    worker::run(p.db(), &mut w, &s1, &mut l1).unwrap();
     p.finish(&mut s1);
-    p.run(&mut w, &s0, &mut l0).unwrap();
+    worker::run(p.db(), &mut w, &s0, &mut l0).unwrap();
     p.finish(&mut s0);
     // The wall saw the multi-partition transaction's writes (keys 1, 2: b = 1 each) and none of the
     // later ones: b[3] = 2 + 100.
@@ -280,7 +281,7 @@ fn vll_partitioned_shrinks_its_window_only_on_stale_reconnaissance() {
     use crate::protocols::deterministic::testkit::Counted;
     use crate::txn::AbortReason;
     use rand::SeedableRng;
-    use vll_partitioned::{new_window, retry, MIN_WINDOW, WINDOW};
+    use worker::{new_window, retry, MIN_WINDOW, WINDOW};
     let w = Mixed {
         keys: 16,
         ops: 4,

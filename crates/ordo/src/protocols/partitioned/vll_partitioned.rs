@@ -71,60 +71,21 @@
 //! ([`Protocol::begin`]) wait until every queue is empty and hold every partition latch.
 
 use super::partition_of;
-use super::parts::PartSet;
-use super::waiting::Waiting;
-use crate::protocols::aimd::Aimd;
-use crate::protocols::deterministic::engine::recv_polling;
-use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
+use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
+use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
 #[cfg(doc)]
 use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
-use crate::protocols::deterministic::plan::{locks_of, LockRequest, Mode, Planner};
+use crate::protocols::deterministic::plan::{LockRequest, Mode};
 use crate::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
 use crate::protocols::vll::sca::{lock_id, Sca};
-use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
+use crate::protocols::vll::txn_queue::{TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::{
-    run_pieces, wait, AbortReason, Access, IdLedger, Program, Recorder, RequestSource, Ticket, Tx,
-    TxResult,
-};
+use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
-
-/// The most queued transactions a worker keeps in flight: fewer, down to [`MIN_WINDOW`], while its
-/// dependent transactions' reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order
-/// queued behind another of its district always finds `d_next_o_id` changed).
-pub const WINDOW: usize = 16;
-
-/// The fewest queued transactions a worker keeps in flight (see [`WINDOW`]).
-pub const MIN_WINDOW: usize = 2;
-
-/// A worker's in-flight window: [`WINDOW`], halved by each stale reconnaissance down to
-/// [`MIN_WINDOW`].
-pub fn new_window() -> Aimd {
-    Aimd::new(MIN_WINDOW, WINDOW)
-}
-
-/// How a queued transaction's owner learns that it may run.
-struct Waiter {
-    /// Partitions where it is still blocked.
-    pending: AtomicUsize,
-    notify: Sender<usize>,
-    slot: usize,
-}
-
-impl Waiter {
-    /// Unblocked in one more partition; tells the owner once it is unblocked in all.
-    fn unblock(&self) {
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let _ = self.notify.send(self.slot);
-        }
-    }
-}
 
 /// A transaction in one partition's TxnQueue.
 pub(super) struct Entry {
@@ -195,72 +156,30 @@ pub type VllPartitioned = SingleThreadedVll<false>;
 /// `vll-partitioned-sca`: single-threaded VLL with SCA.
 pub type VllPartitionedSca = SingleThreadedVll<true>;
 
-/// Per-thread state of [`SingleThreadedVll`].
-pub struct VllPartWorker {
-    exec: ExecState,
-    planner: Planner,
-    ready_tx: Sender<usize>,
-    pub(super) ready_rx: Receiver<usize>,
-}
-
-/// A transaction a worker holds: its plan, and where it is queued (its program is kept beside).
-#[derive(Default)]
-pub(super) struct Slot {
-    ticket: Option<Ticket>,
-    accesses: Vec<Access>,
-    /// Sorted by (table, key): what it may touch.
-    locks: Vec<LockRequest>,
-    parts: PartSet,
-    /// `(partition, TxnQueue position)` where it is queued.
-    queued: Vec<(u32, Seq)>,
-    /// Ordered as a wall in every partition (a range too wide for key locks).
-    wall: bool,
-}
-
-/// What submitting a transaction led to.
-pub(super) enum Admitted {
-    /// Ran at once (free, single-partition) with this outcome.
-    Done(TxResult<()>),
-    /// Queued; free everywhere (run it now) or not (wait for the owner's notification).
-    Queued { free: bool },
-}
-
 impl<const SCA: bool> SingleThreadedVll<SCA> {
     fn n(&self) -> u64 {
         self.parts.len() as u64
     }
 
     fn latch(&self, p: u32) -> MutexGuard<'_, Partition> {
-        let m = &self.parts[p as usize];
-        m.try_lock().unwrap_or_else(|| {
-            let _waiting = wait::blocked();
-            m.lock()
-        })
+        latch(&self.parts[p as usize])
     }
+}
 
+impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
     /// Plans `s` and begins it: runs it at once if it is local and free, else enqueues it in every
     /// partition it touches (latches taken in ascending order, so all queues agree on the order).
-    pub(super) fn admit<P: Program>(
+    fn admit<P: Program>(
         &self,
-        w: &mut VllPartWorker,
+        w: &mut PartWorker,
         s: &mut Slot,
         program: &mut P,
         slot: usize,
     ) -> Admitted {
-        w.planner.plan(program, &self.db, &mut s.accesses);
-        s.wall = match locks_of(&self.db, &s.accesses, true, &mut s.locks) {
-            Ok(wide) => wide,
-            Err(a) => return Admitted::Done(Err(a)),
-        };
         let n = self.n();
-        if s.wall {
-            s.parts.all(n);
-        } else {
-            if let Err(a) = s.parts.of(&self.db, &s.accesses, n) {
-                return Admitted::Done(Err(a));
-            }
+        if let Err(a) = plan(&self.db, w, s, program, true, n) {
+            return Admitted::Done(Err(a));
         }
-        s.queued.clear();
         if s.parts.list.len() == 1 && !s.wall {
             let guard = self.latch(s.parts.list[0]);
             let free = guard.walls == 0
@@ -270,17 +189,13 @@ impl<const SCA: bool> SingleThreadedVll<SCA> {
                 });
             if free {
                 // Single-threaded VLL: a free local transaction runs to completion right here.
-                let out = self.run(w, s, program);
+                let out = run(&self.db, w, s, program);
                 drop(guard);
                 return Admitted::Done(out);
             }
             drop(guard);
         }
-        let waiter = Arc::new(Waiter {
-            pending: AtomicUsize::new(0),
-            notify: w.ready_tx.clone(),
-            slot,
-        });
+        let waiter = Waiter::new(w, slot);
         let mut guards: Vec<MutexGuard<'_, Partition>> =
             s.parts.list.iter().map(|&p| self.latch(p)).collect();
         let mut blocked = 0;
@@ -322,50 +237,7 @@ impl<const SCA: bool> SingleThreadedVll<SCA> {
         Admitted::Queued { free: blocked == 0 }
     }
 
-    /// Executes `s` under its locks.
-    pub(super) fn run<P: Program>(
-        &self,
-        w: &mut VllPartWorker,
-        s: &Slot,
-        program: &mut P,
-    ) -> TxResult<()> {
-        let cover = if s.wall {
-            Cover::All
-        } else {
-            Cover::Keys {
-                locks: &s.locks,
-                accesses: &s.accesses,
-            }
-        };
-        let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
-        match run_pieces(program, &mut tx) {
-            Ok(()) => tx.commit(),
-            Err(a) => Err(a),
-        }
-    }
-
-    /// Admits until the transaction is queued (`Ok(free everywhere)`) or has an outcome (`Err`):
-    /// a free local one that hit a reconnaissance mismatch is planned again at once.
-    fn admit_retrying<P: Program, R: RequestSource>(
-        &self,
-        w: &mut VllPartWorker,
-        s: &mut Slot,
-        program: &mut P,
-        slot: usize,
-        requests: &mut R,
-        window: &mut Aimd,
-    ) -> Result<bool, TxResult<()>> {
-        loop {
-            match self.admit(w, s, program, slot) {
-                Admitted::Queued { free } => return Ok(free),
-                Admitted::Done(Err(a)) if a.is_retryable() => retry(requests, a.reason, window),
-                Admitted::Done(out) => return Err(out),
-            }
-        }
-    }
-
-    /// `FinishTransaction` in every partition `s` is queued in.
-    pub(super) fn finish(&self, s: &mut Slot) {
+    fn finish(&self, s: &mut Slot) {
         for &(p, q) in &s.queued {
             let mut g = self.latch(p);
             let mut e = g.queue.remove(q).expect("queued transaction");
@@ -383,7 +255,7 @@ impl<const SCA: bool> SingleThreadedVll<SCA> {
 
     /// SCA on every partition with blocked transactions (the worker would otherwise idle); nothing
     /// without `SCA`.
-    fn idle_sca(&self) {
+    fn idle(&self) {
         if !SCA {
             return;
         }
@@ -399,7 +271,7 @@ impl<const SCA: bool> SingleThreadedVll<SCA> {
 
 impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
     type Meta = VllCounters;
-    type Worker = VllPartWorker;
+    type Worker = PartWorker;
     type Tx<'w> = HoldingTx<'w, VllCounters, AllLatches<'w>>;
 
     const INFO: ProtocolInfo = if SCA {
@@ -439,177 +311,30 @@ impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
     fn db(&self) -> &Database<VllCounters> {
         &self.db
     }
-    fn worker(&self, id: u32, recording: bool) -> VllPartWorker {
-        let (ready_tx, ready_rx) = mpsc::channel();
-        VllPartWorker {
-            exec: ExecState::new(self.ids.lease(id), recording),
-            planner: Planner::default(),
-            ready_tx,
-            ready_rx,
-        }
+    fn worker(&self, id: u32, recording: bool) -> PartWorker {
+        PartWorker::new(&self.ids, id, recording)
     }
-    fn recorder(w: &mut VllPartWorker) -> &mut Recorder {
-        w.exec.recorder()
+    fn recorder(w: &mut PartWorker) -> &mut Recorder {
+        w.recorder()
     }
 
     /// Waits until no transaction is queued anywhere, then holds every partition.
-    fn begin<'w>(&'w self, w: &'w mut VllPartWorker) -> Self::Tx<'w> {
-        let guards = loop {
-            let guards: Vec<_> = (0..self.parts.len() as u32)
-                .map(|p| self.latch(p))
-                .collect();
-            if guards.iter().all(|g| g.queue.is_empty()) {
-                break guards;
-            }
-            drop(guards);
-            let _waiting = wait::blocked();
-            std::thread::yield_now();
-        };
+    fn begin<'w>(&'w self, w: &'w mut PartWorker) -> Self::Tx<'w> {
+        let guards = worker::all_latches_when_empty(&self.parts, |p| p.queue.is_empty());
         HoldingTx::new(
             ExecTx::new(&self.db, &mut w.exec, Cover::All),
             AllLatches { _guards: guards },
         )
     }
 
-    fn execute<P: Program>(&self, w: &mut VllPartWorker, program: &mut P) -> TxResult<()> {
-        // One transaction through the worker loop's path.
-        let mut s = Slot::default();
-        match self.admit(w, &mut s, program, 0) {
-            Admitted::Done(out) => out,
-            Admitted::Queued { free } => {
-                if !free {
-                    self.idle_sca();
-                    let _waiting = wait::blocked();
-                    recv_polling(&w.ready_rx).expect("the worker holds a sender");
-                }
-                let out = self.run(w, &s, program);
-                self.finish(&mut s);
-                out
-            }
-        }
+    fn execute<P: Program>(&self, w: &mut PartWorker, program: &mut P) -> TxResult<()> {
+        worker::execute(self, w, program)
     }
 
-    /// Up to [`WINDOW`] queued transactions in flight (an [`Aimd`] window); free local ones run at
-    /// once; reconnaissance mismatches (retryable aborts) are planned and admitted again.
-    fn run_worker<R: RequestSource>(&self, w: &mut VllPartWorker, requests: &mut R) {
-        let mut programs: Vec<R::Program> = (0..WINDOW).map(|_| requests.program()).collect();
-        let mut slots: Vec<Slot> = (0..WINDOW).map(|_| Slot::default()).collect();
-        let mut free_slots: Vec<usize> = (0..WINDOW).rev().collect();
-        let mut runnable: Vec<usize> = Vec::new();
-        let mut waiting = Waiting::default();
-        let mut in_flight = 0;
-        let mut window = new_window();
-        let mut exhausted = false;
-        loop {
-            // Execute what may run first (a notified transaction must not wait behind a stream of free
-            // local ones, and resuming a Waiting one is Fig. 3's first choice), else admit a new
-            // transaction while there is room.
-            while let Ok(i) = w.ready_rx.try_recv() {
-                free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
-            }
-            waiting.due(&mut runnable);
-            let admitted = if exhausted || !runnable.is_empty() || in_flight >= window.size() {
-                None
-            } else {
-                free_slots.last().copied()
-            };
-            let (i, out) = if let Some(i) = admitted {
-                let (s, program) = (&mut slots[i], &mut programs[i]);
-                let Some(ticket) = requests.next(program) else {
-                    exhausted = true;
-                    continue;
-                };
-                free_slots.pop();
-                s.ticket = Some(ticket);
-                in_flight += 1;
-                match self.admit_retrying(w, s, program, i, requests, &mut window) {
-                    Ok(free) => {
-                        if free {
-                            free_everywhere(program, i, &mut runnable, &mut waiting);
-                        }
-                        continue;
-                    }
-                    Err(out) => (i, out),
-                }
-            } else if let Some(i) = runnable.pop() {
-                let (s, program) = (&mut slots[i], &mut programs[i]);
-                let out = self.run(w, s, program);
-                self.finish(s);
-                match out {
-                    Err(a) if a.is_retryable() => {
-                        retry(requests, a.reason, &mut window);
-                        match self.admit_retrying(w, s, program, i, requests, &mut window) {
-                            Ok(free) => {
-                                if free {
-                                    free_everywhere(program, i, &mut runnable, &mut waiting);
-                                }
-                                continue;
-                            }
-                            Err(out) => (i, out),
-                        }
-                    }
-                    out => (i, out),
-                }
-            } else if in_flight == 0 {
-                return;
-            } else {
-                // Everything in flight is blocked or Waiting: look for work with SCA, then wait for a
-                // notification or for the end of the earliest remote wait.
-                self.idle_sca();
-                let i = match waiting.next_due() {
-                    None => {
-                        let _waiting = wait::blocked();
-                        Some(recv_polling(&w.ready_rx).expect("the worker holds a sender"))
-                    }
-                    Some(at) => {
-                        match w
-                            .ready_rx
-                            .recv_timeout(at.saturating_duration_since(Instant::now()))
-                        {
-                            Ok(i) => Some(i),
-                            Err(RecvTimeoutError::Timeout) => None,
-                            Err(RecvTimeoutError::Disconnected) => {
-                                unreachable!("the worker holds a sender")
-                            }
-                        }
-                    }
-                };
-                if let Some(i) = i {
-                    free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
-                }
-                continue;
-            };
-            let ticket = slots[i]
-                .ticket
-                .take()
-                .expect("an in-flight slot has a ticket");
-            requests.finished(ticket, out);
-            window.completed();
-            free_slots.push(i);
-            in_flight -= 1;
-        }
+    /// The partitioned protocols' worker loop ([`worker::run_worker`]).
+    fn run_worker<R: RequestSource>(&self, w: &mut PartWorker, requests: &mut R) {
+        worker::run_worker(self, w, requests)
     }
-}
-
-/// The transaction in `slot` holds its locks in every partition it is queued in: it runs next, or —
-/// a distributed transaction with remote reads to wait for — enters the Waiting state
-/// ([`super::waiting`]).
-fn free_everywhere<P: Program>(
-    program: &mut P,
-    slot: usize,
-    runnable: &mut Vec<usize>,
-    waiting: &mut Waiting,
-) {
-    match program.take_remote_wait() {
-        Some(wait) => waiting.set_aside(slot, wait),
-        None => runnable.push(slot),
-    }
-}
-
-/// Reports a retryable abort; a stale reconnaissance also shrinks the worker's window.
-pub(super) fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, window: &mut Aimd) {
-    requests.aborted(reason);
-    window.aborted(reason);
 }
 
 /// Every partition's latch, taken with every queue empty: what an interactive [`SingleThreadedVll`]
