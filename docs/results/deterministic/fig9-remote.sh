@@ -13,7 +13,7 @@ OUT=$(dirname "$0")
 SECS=${SECS:-1}
 REMOTE_US=${REMOTE_US:-100}
 P=${P:-$(nproc)}
-PROTOCOLS=nocc,hstore,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
+PROTOCOLS=nocc,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
 run() { # run NAME ARGS...: one sweep
   local name=$1; shift
   "$ORDO" bench -w vll-micro -p "$PROTOCOLS" -t "$P" --partitions "$P" --remote-wait "$REMOTE_US" \

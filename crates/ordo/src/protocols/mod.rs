@@ -176,6 +176,7 @@ registry!(
     deterministic::Calvin,
     deterministic::CalvinVll,
     partitioned::HStore,
+    partitioned::HStoreLockMgr,
     partitioned::VllPartitioned,
     partitioned::VllPartitionedSca,
 );

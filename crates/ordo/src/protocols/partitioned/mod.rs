@@ -20,13 +20,18 @@
 //! | `vll-partitioned` | runs at once inside the partition's   | enqueued in every partition it touches   |
 //! |                   | critical section if its keys are free | (in one consistent order), VLL counters  |
 //! |                   | (single-threaded VLL), else queued    | on its records; others keep running      |
+//! | `hstore-lockmgr`  | locks its keys in its partition's     | requested in every partition it touches  |
+//! |                   | hash-table lock manager; runs at once | (one consistent order); others keep      |
+//! |                   | if granted, else queued               | running                                  |
 //!
 //! Remote reads: a workload that simulates the network wait of a multi-partition transaction
 //! ([`crate::txn::Program::take_remote_wait`]) makes `hstore` sleep through it holding its partitions,
-//! as H-Store does; `vll-partitioned` sets the transaction aside in the paper's **Waiting** state
-//! ([`waiting`]) and its worker goes on with other transactions.
+//! as H-Store does; `vll-partitioned`, `vll-partitioned-sca` and `hstore-lockmgr` set the transaction
+//! aside in the VLL paper's **Waiting** state ([`waiting`]) and their worker goes on with other
+//! transactions ([`worker`]: the loop they share).
 
 pub mod hstore;
+pub mod lockmgr;
 pub mod parts;
 pub mod vll_partitioned;
 pub mod waiting;
@@ -36,6 +41,7 @@ pub mod worker;
 mod tests;
 
 pub use hstore::HStore;
+pub use lockmgr::HStoreLockMgr;
 pub use vll_partitioned::{SingleThreadedVll, VllPartitioned, VllPartitionedSca};
 
 /// The partition of key `key` among `partitions`.

@@ -17,6 +17,13 @@ fn hstore_tx_contract() {
 }
 
 #[test]
+fn hstore_lockmgr_tx_contract() {
+    conformance::single_thread_semantics::<HStoreLockMgr>();
+    conformance::abort_undoes_writes::<HStoreLockMgr>();
+    conformance::read_only_tables::<HStoreLockMgr>();
+}
+
+#[test]
 fn vll_partitioned_tx_contract() {
     conformance::single_thread_semantics::<VllPartitioned>();
     conformance::abort_undoes_writes::<VllPartitioned>();
@@ -64,6 +71,12 @@ fn hstore_histories_have_no_cycles() {
 fn vll_partitioned_histories_have_no_cycles() {
     checked::<VllPartitioned>(None);
     checked::<VllPartitioned>(Some((4, 0.2)));
+}
+
+#[test]
+fn hstore_lockmgr_histories_have_no_cycles() {
+    checked::<HStoreLockMgr>(None);
+    checked::<HStoreLockMgr>(Some((4, 0.2)));
 }
 
 #[test]
@@ -265,6 +278,7 @@ fn fresh_db<M: Default + Send + Sync>() -> crate::storage::Database<M> {
 #[test]
 fn hstore_interactive_transactions_alongside_the_worker_loop() {
     crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<HStore>();
+    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<HStoreLockMgr>();
 }
 
 #[test]
@@ -384,8 +398,12 @@ fn vll_partitioned_works_on_other_transactions_while_one_waits_for_remote_reads(
         [0, 1, 2, 3, 4],
         "H-Store idles through the wait"
     );
+    // With a lock manager per partition H-Store keeps working during the wait, as VLL does.
+    let (lockmgr_order, lockmgr_dump) = run_script::<HStoreLockMgr>(script());
+    assert_eq!(lockmgr_order, [1, 2, 4, 0, 3]);
     // The same final state: key 1 updated twice (b = 3·1 + 1), the others once.
     assert_eq!(dump, hstore_dump);
+    assert_eq!(dump, lockmgr_dump);
     for (k, _, b) in dump {
         let want = match k {
             1 => 4,
@@ -457,6 +475,7 @@ fn vll_partitioned_histories_with_remote_waits_have_no_cycles() {
     for v in [
         verify::run::<VllPartitioned, _>(&w, &cfg).unwrap(),
         verify::run::<VllPartitionedSca, _>(&w, &cfg).unwrap(),
+        verify::run::<HStoreLockMgr, _>(&w, &cfg).unwrap(),
         verify::run::<HStore, _>(&w, &cfg).unwrap(),
     ] {
         assert_eq!(v.report.committed, 8_000);
@@ -491,4 +510,106 @@ fn vll_partitioned_sca_runs_a_blocked_transaction_while_the_head_waits_for_remot
     let (sca, sca_dump) = run_script::<VllPartitionedSca>(script());
     assert_eq!(sca, [1, 2, 0], "SCA: t runs while h waits");
     assert_eq!(basic_dump, sca_dump);
+}
+
+/// The per-core lock manager orders a range too wide for key locks as a wall, as `vll-partitioned`
+/// does: it waits for everything admitted before it (a multi-partition transaction on partitions 1
+/// and 2), and everything admitted after it — even a local transaction on free keys — waits for it.
+#[test]
+fn hstore_lockmgr_orders_a_wide_range_as_a_wall_in_every_partition() {
+    use worker::{Admitted, Slot};
+    let p = HStoreLockMgr::open(
+        fresh_db(),
+        &ProtocolConfig {
+            threads: 4,
+            ..ProtocolConfig::default()
+        },
+    );
+    let mut w = p.worker(0, false);
+    let (mut mp, mut mslot) = (mix(&[1, 2]), Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut mslot, &mut mp, 7),
+        Admitted::Queued { free: true }
+    ));
+    let (mut wall, mut wslot) = (WideScan { write: 3 }, Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut wslot, &mut wall, 9),
+        Admitted::Queued { free: false }
+    ));
+    let (mut l1, mut s1) = (mix(&[5]), Slot::default());
+    let (mut l0, mut s0) = (mix(&[4]), Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut s1, &mut l1, 11),
+        Admitted::Queued { free: false }
+    ));
+    assert!(matches!(
+        p.admit(&mut w, &mut s0, &mut l0, 12),
+        Admitted::Queued { free: false }
+    ));
+    assert!(
+        w.ready_rx.try_recv().is_err(),
+        "the wall waits for the older one"
+    );
+    worker::run(p.db(), &mut w, &mslot, &mut mp).unwrap();
+    p.finish(&mut mslot);
+    assert_eq!(w.ready_rx.try_recv(), Ok(9), "the wall may run now");
+    assert!(w.ready_rx.try_recv().is_err(), "nothing younger beside it");
+    worker::run(p.db(), &mut w, &wslot, &mut wall).unwrap();
+    p.finish(&mut wslot);
+    let mut ready: Vec<usize> = w.ready_rx.try_iter().collect();
+    ready.sort();
+    assert_eq!(ready, [11, 12], "held back until the wall finished");
+    worker::run(p.db(), &mut w, &s1, &mut l1).unwrap();
+    p.finish(&mut s1);
+    worker::run(p.db(), &mut w, &s0, &mut l0).unwrap();
+    p.finish(&mut s0);
+    for (k, _, b) in Mixed::dump(p.db()) {
+        let want = match k {
+            1 | 2 | 4 | 5 => 1,
+            3 => 102,
+            _ => 0,
+        };
+        assert_eq!(b, want, "key {k}");
+    }
+    assert!(
+        p.parts.iter().all(|q| q.lock().is_empty()),
+        "every partition drained"
+    );
+}
+
+/// A local transaction whose keys are free runs at once and leaves no lock behind; one that
+/// conflicts with a queued multi-partition transaction waits for it, FIFO on the key.
+#[test]
+fn hstore_lockmgr_locks_every_transaction_in_its_partitions_lock_manager() {
+    use worker::{Admitted, Slot};
+    let p = HStoreLockMgr::open(
+        fresh_db(),
+        &ProtocolConfig {
+            threads: 4,
+            ..ProtocolConfig::default()
+        },
+    );
+    let mut w = p.worker(0, false);
+    let (mut mp, mut slot) = (mix(&[1, 2]), Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut slot, &mut mp, 7),
+        Admitted::Queued { free: true }
+    ));
+    let mut free = Slot::default();
+    assert!(matches!(
+        p.admit(&mut w, &mut free, &mut mix(&[5]), 8),
+        Admitted::Done(Ok(()))
+    ));
+    let (mut local, mut lslot) = (mix(&[1, 9]), Slot::default());
+    assert!(matches!(
+        p.admit(&mut w, &mut lslot, &mut local, 9),
+        Admitted::Queued { free: false }
+    ));
+    assert!(w.ready_rx.try_recv().is_err());
+    worker::run(p.db(), &mut w, &slot, &mut mp).unwrap();
+    p.finish(&mut slot);
+    assert_eq!(w.ready_rx.try_recv(), Ok(9), "granted key 1 in FIFO order");
+    worker::run(p.db(), &mut w, &lslot, &mut local).unwrap();
+    p.finish(&mut lslot);
+    assert!(p.parts.iter().all(|q| q.lock().is_empty()), "no lock left");
 }
