@@ -26,7 +26,7 @@
 //! ```
 //!
 //! The worker loop, the Waiting state and execution are the partitioned VLL's ([`super::worker`]);
-//! only admission and release differ ([`Engine`]).
+//! only admission and release differ (`Engine`).
 //!
 //! # Ranges too wide to lock key by key: walls
 //!
@@ -285,7 +285,7 @@ impl Protocol for HStoreLockMgr {
         worker::execute(self, w, program)
     }
 
-    /// The partitioned protocols' worker loop ([`worker::run_worker`]).
+    /// The partitioned protocols' worker loop (`worker::run_worker`).
     fn run_worker<R: RequestSource>(&self, w: &mut PartWorker, requests: &mut R) {
         worker::run_worker(self, w, requests)
     }

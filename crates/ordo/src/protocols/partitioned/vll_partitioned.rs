@@ -66,9 +66,10 @@
 //! transaction is at the head of all of its queues.
 //!
 //! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
-//! each worker keeps up to [`WINDOW`] queued transactions in flight (fewer while reconnaissance goes
-//! stale, see [`crate::protocols::aimd`]). Interactive transactions
-//! ([`Protocol::begin`]) wait until every queue is empty and hold every partition latch.
+//! each worker keeps up to [`super::worker::WINDOW`] queued transactions in flight (fewer while
+//! reconnaissance goes stale, see [`crate::protocols::aimd`]): the loop is [`super::worker`]'s,
+//! shared with `hstore-lockmgr`. Interactive transactions ([`Protocol::begin`]) wait until every
+//! queue is empty and hold every partition latch.
 
 use super::partition_of;
 use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
@@ -331,7 +332,7 @@ impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
         worker::execute(self, w, program)
     }
 
-    /// The partitioned protocols' worker loop ([`worker::run_worker`]).
+    /// The partitioned protocols' worker loop (`worker::run_worker`).
     fn run_worker<R: RequestSource>(&self, w: &mut PartWorker, requests: &mut R) {
         worker::run_worker(self, w, requests)
     }

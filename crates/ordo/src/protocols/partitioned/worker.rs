@@ -1,14 +1,14 @@
 //! The worker loop the partition-per-core lock-based protocols share (`vll-partitioned`,
 //! `vll-partitioned-sca`, `hstore-lockmgr`): what differs between them is how a partition grants
-//! locks ([`Engine`]); how a worker keeps transactions in flight does not.
+//! locks (`Engine`); how a worker keeps transactions in flight does not.
 //!
-//! A worker draws a transaction, plans it ([`plan`]: its accesses, key locks, partitions) and admits
-//! it ([`Engine::admit`]): it either ran at once, or it is queued in every partition it touches and
-//! runs when all of them granted it — at once, or when its owner is notified ([`Waiter`]). A granted
+//! A worker draws a transaction, plans it (`plan`: its accesses, key locks, partitions) and admits
+//! it (`Engine::admit`): it either ran at once, or it is queued in every partition it touches and
+//! runs when all of them granted it — at once, or when its owner is notified (`Waiter`). A granted
 //! transaction with remote reads to wait for enters the **Waiting** state ([`super::waiting`]). Up to
 //! [`WINDOW`] queued transactions per worker are in flight; resuming a Waiting one or running a
 //! notified one comes before admitting new ones. With nothing to run, the worker asks its engine for
-//! work ([`Engine::idle`]: SCA) and then sleeps until a notification or the end of a wait.
+//! work (`Engine::idle`: SCA) and then sleeps until a notification or the end of a wait.
 
 use super::parts::PartSet;
 use super::waiting::Waiting;
