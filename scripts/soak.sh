@@ -4,7 +4,8 @@
 # points), until time runs out. Each history goes through the serializability checker and each final
 # state through the workload's consistency check; any failure keeps its full output.
 #
-#   scripts/soak.sh [MINUTES] [OUTDIR]        (ORDO=path/to/ordo to use a given binary)
+#   scripts/soak.sh [MINUTES] [OUTDIR]        (ORDO=path/to/ordo to use a given binary;
+#                                             PROTOCOLS=a,b to soak only those)
 #
 # Exit status 1 if any run failed (an anomaly, a broken consistency condition, a panic, a hang past
 # 5 minutes), else 0. A summary line per run goes to OUTDIR/log.
@@ -15,7 +16,7 @@ OUT=${2:-/tmp/ordo-soak}
 O=${ORDO:-target/release/ordo}
 [ -x "$O" ] || cargo build --release -q -p ordo-cli || exit 2
 mkdir -p "$OUT"
-ALL=2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca
+ALL=${PROTOCOLS:-2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca}
 WORKLOADS=(
   "-w smallbank --customers 50 --hotspot-size 0"
   "-w smallbank --customers 20 --hotspot-size 4 --hotspot-prob 0.9"
@@ -51,5 +52,6 @@ while [ "$(date +%s)" -lt "$end" ]; do
     done
   done
 done
-echo "soak: $runs runs of ${ALL//,/ } ($((runs * 14)) protocol histories), $failed failed; log in $OUT/log"
+n=$(echo "$ALL" | tr ',' '\n' | wc -l)
+echo "soak: $runs runs of ${ALL//,/ } ($((runs * n)) protocol histories), $failed failed; log in $OUT/log"
 [ "$failed" -eq 0 ]
