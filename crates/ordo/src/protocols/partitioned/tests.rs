@@ -184,13 +184,16 @@ impl crate::txn::Program for WideScan {
     }
 }
 
-/// A range too wide for key locks is a wall in every partition's queue: it waits for everything older
-/// (here a multi-partition transaction on partitions 1 and 2), and everything younger waits for it —
-/// even a local transaction whose records are free, in a partition where the wall is already the head.
-#[test]
-fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
+/// A range too wide for key locks is a wall in every partition: it waits for everything older (here
+/// a multi-partition transaction on partitions 1 and 2), and everything younger waits for it — even a
+/// local transaction whose records are free, in a partition where the wall is already the head.
+/// `queued` checks the partitions right after the wall's admission; `drained`, that nothing is left.
+fn a_wide_range_is_a_wall_in_every_partition<P: Engine<Worker = worker::PartWorker>>(
+    queued: impl Fn(&P),
+    drained: impl Fn(&P) -> bool,
+) {
     use worker::{Admitted, Slot};
-    let p = VllPartitioned::open(
+    let p = P::open(
         fresh_db(),
         &ProtocolConfig {
             threads: 4,
@@ -208,10 +211,9 @@ fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
         p.admit(&mut w, &mut wslot, &mut wall, 9),
         Admitted::Queued { free: false }
     ));
-    let lens: Vec<usize> = p.parts.iter().map(|q| q.lock().queue.len()).collect();
-    assert_eq!(lens, [1, 2, 2, 1], "the wall is queued in every partition");
+    queued(&p);
     // Key 5 (partition 1) and key 4 (partition 0, where the wall is the head): both free by their
-    // counters, both blocked behind the wall.
+    // locks, both blocked behind the wall.
     let (mut l1, mut s1) = (mix(&[5]), Slot::default());
     let (mut l0, mut s0) = (mix(&[4]), Slot::default());
     assert!(matches!(
@@ -241,7 +243,7 @@ fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
     p.finish(&mut wslot);
     let mut ready: Vec<usize> = w.ready_rx.try_iter().collect();
     ready.sort();
-    assert_eq!(ready, [11, 12], "the wall's successors head their queues");
+    assert_eq!(ready, [11, 12], "the wall's successors may run now");
     worker::run(p.db(), &mut w, &s1, &mut l1).unwrap();
     p.finish(&mut s1);
     worker::run(p.db(), &mut w, &s0, &mut l0).unwrap();
@@ -256,10 +258,28 @@ fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
         };
         assert_eq!(b, want, "key {k}");
     }
-    for q in &p.parts {
-        let q = q.lock();
-        assert!(q.queue.is_empty(), "every queue drained");
-    }
+    assert!(drained(&p), "every partition drained");
+}
+
+#[test]
+fn vll_partitioned_orders_a_wide_range_as_a_wall_in_every_partition() {
+    a_wide_range_is_a_wall_in_every_partition::<VllPartitioned>(
+        |p| {
+            let lens: Vec<usize> = p.parts.iter().map(|q| q.lock().queue.len()).collect();
+            assert_eq!(lens, [1, 2, 2, 1], "the wall is queued in every partition");
+        },
+        |p| p.parts.iter().all(|q| q.lock().queue.is_empty()),
+    );
+}
+
+/// The per-core lock manager orders walls as `vll-partitioned` does: later transactions are held
+/// back, not given to the lock manager, until the wall finishes.
+#[test]
+fn hstore_lockmgr_orders_a_wide_range_as_a_wall_in_every_partition() {
+    a_wide_range_is_a_wall_in_every_partition::<HStoreLockMgr>(
+        |p| assert!(p.parts.iter().all(|q| !q.lock().is_empty())),
+        |p| p.parts.iter().all(|q| q.lock().is_empty()),
+    );
 }
 
 fn fresh_db<M: Default + Send + Sync>() -> crate::storage::Database<M> {
@@ -510,71 +530,6 @@ fn vll_partitioned_sca_runs_a_blocked_transaction_while_the_head_waits_for_remot
     let (sca, sca_dump) = run_script::<VllPartitionedSca>(script());
     assert_eq!(sca, [1, 2, 0], "SCA: t runs while h waits");
     assert_eq!(basic_dump, sca_dump);
-}
-
-/// The per-core lock manager orders a range too wide for key locks as a wall, as `vll-partitioned`
-/// does: it waits for everything admitted before it (a multi-partition transaction on partitions 1
-/// and 2), and everything admitted after it — even a local transaction on free keys — waits for it.
-#[test]
-fn hstore_lockmgr_orders_a_wide_range_as_a_wall_in_every_partition() {
-    use worker::{Admitted, Slot};
-    let p = HStoreLockMgr::open(
-        fresh_db(),
-        &ProtocolConfig {
-            threads: 4,
-            ..ProtocolConfig::default()
-        },
-    );
-    let mut w = p.worker(0, false);
-    let (mut mp, mut mslot) = (mix(&[1, 2]), Slot::default());
-    assert!(matches!(
-        p.admit(&mut w, &mut mslot, &mut mp, 7),
-        Admitted::Queued { free: true }
-    ));
-    let (mut wall, mut wslot) = (WideScan { write: 3 }, Slot::default());
-    assert!(matches!(
-        p.admit(&mut w, &mut wslot, &mut wall, 9),
-        Admitted::Queued { free: false }
-    ));
-    let (mut l1, mut s1) = (mix(&[5]), Slot::default());
-    let (mut l0, mut s0) = (mix(&[4]), Slot::default());
-    assert!(matches!(
-        p.admit(&mut w, &mut s1, &mut l1, 11),
-        Admitted::Queued { free: false }
-    ));
-    assert!(matches!(
-        p.admit(&mut w, &mut s0, &mut l0, 12),
-        Admitted::Queued { free: false }
-    ));
-    assert!(
-        w.ready_rx.try_recv().is_err(),
-        "the wall waits for the older one"
-    );
-    worker::run(p.db(), &mut w, &mslot, &mut mp).unwrap();
-    p.finish(&mut mslot);
-    assert_eq!(w.ready_rx.try_recv(), Ok(9), "the wall may run now");
-    assert!(w.ready_rx.try_recv().is_err(), "nothing younger beside it");
-    worker::run(p.db(), &mut w, &wslot, &mut wall).unwrap();
-    p.finish(&mut wslot);
-    let mut ready: Vec<usize> = w.ready_rx.try_iter().collect();
-    ready.sort();
-    assert_eq!(ready, [11, 12], "held back until the wall finished");
-    worker::run(p.db(), &mut w, &s1, &mut l1).unwrap();
-    p.finish(&mut s1);
-    worker::run(p.db(), &mut w, &s0, &mut l0).unwrap();
-    p.finish(&mut s0);
-    for (k, _, b) in Mixed::dump(p.db()) {
-        let want = match k {
-            1 | 2 | 4 | 5 => 1,
-            3 => 102,
-            _ => 0,
-        };
-        assert_eq!(b, want, "key {k}");
-    }
-    assert!(
-        p.parts.iter().all(|q| q.lock().is_empty()),
-        "every partition drained"
-    );
 }
 
 /// A local transaction whose keys are free runs at once and leaves no lock behind; one that

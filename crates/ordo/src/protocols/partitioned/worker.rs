@@ -270,24 +270,16 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
         } else {
             free_slots.last().copied()
         };
+        // `None`: admit slot `i` (a new transaction, or one to retry); `Some`: it has an outcome.
         let (i, out) = if let Some(i) = admitted {
-            let (s, program) = (&mut slots[i], &mut programs[i]);
-            let Some(ticket) = requests.next(program) else {
+            let Some(ticket) = requests.next(&mut programs[i]) else {
                 exhausted = true;
                 continue;
             };
             free_slots.pop();
-            s.ticket = Some(ticket);
+            slots[i].ticket = Some(ticket);
             in_flight += 1;
-            match admit_retrying(e, w, s, program, i, requests, &mut window) {
-                Ok(free) => {
-                    if free {
-                        free_everywhere(program, i, &mut runnable, &mut waiting);
-                    }
-                    continue;
-                }
-                Err(out) => (i, out),
-            }
+            (i, None)
         } else if let Some(i) = runnable.pop() {
             let (s, program) = (&mut slots[i], &mut programs[i]);
             let out = run(e.db(), w, s, program);
@@ -295,17 +287,9 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
             match out {
                 Err(a) if a.is_retryable() => {
                     retry(requests, a.reason, &mut window);
-                    match admit_retrying(e, w, s, program, i, requests, &mut window) {
-                        Ok(free) => {
-                            if free {
-                                free_everywhere(program, i, &mut runnable, &mut waiting);
-                            }
-                            continue;
-                        }
-                        Err(out) => (i, out),
-                    }
+                    (i, None)
                 }
-                out => (i, out),
+                out => (i, Some(out)),
             }
         } else if in_flight == 0 {
             return;
@@ -335,6 +319,21 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
                 free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
             }
             continue;
+        };
+        let out = match out {
+            Some(out) => out,
+            None => {
+                let (s, program) = (&mut slots[i], &mut programs[i]);
+                match admit_retrying(e, w, s, program, i, requests, &mut window) {
+                    Ok(free) => {
+                        if free {
+                            free_everywhere(program, i, &mut runnable, &mut waiting);
+                        }
+                        continue;
+                    }
+                    Err(out) => out,
+                }
+            }
         };
         let ticket = slots[i]
             .ticket
