@@ -20,8 +20,9 @@
 //!   slack, tens of µs) once per attempt, just before its first access at the other partition. The
 //!   sleep happens while the transaction runs under its protocol (holding locks, partitions, …), and
 //!   leaves the core free for other threads, as a wait for the network would. A protocol whose
-//!   thread can work on other transactions meanwhile (`vll-partitioned`: the paper's single-threaded
-//!   VLL, whose Waiting state is for exactly this) takes the wait over instead
+//!   thread can work on other transactions meanwhile (`vll-partitioned` and `vll-partitioned-sca`:
+//!   the paper's single-threaded VLL, whose Waiting state is for exactly this; `hstore-lockmgr`, its
+//!   per-core lock manager) takes the wait over instead
 //!   ([`Program::take_remote_wait`]): it sets the transaction aside, with its locks, for
 //!   `remote_wait_us`, and the attempt that follows does not sleep.
 //!

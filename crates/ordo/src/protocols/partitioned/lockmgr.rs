@@ -187,7 +187,6 @@ impl Engine for HStoreLockMgr {
         if let Err(a) = plan(&self.db, w, s, program, false, n) {
             return Admitted::Done(Err(a));
         }
-        let waiter = Waiter::new(w, slot);
         let mut guards: Vec<MutexGuard<'_, Partition>> =
             s.parts.list.iter().map(|&p| self.latch(p)).collect();
         if let [g] = &mut guards[..] {
@@ -203,12 +202,14 @@ impl Engine for HStoreLockMgr {
                     debug_assert!(g.ready.is_empty(), "nothing waits for a local transaction");
                     return Admitted::Done(out);
                 }
-                g.owners.insert(seq, waiter.clone());
+                let waiter = Waiter::new(w, slot);
                 waiter.pending.store(1, Ordering::Release);
+                g.owners.insert(seq, waiter);
                 s.queued.push((s.parts.list[0], seq));
                 return Admitted::Queued { free: false };
             }
         }
+        let waiter = Waiter::new(w, slot);
         let mut blocked = 0;
         for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
             let mine: Vec<LockRequest> = if s.wall {

@@ -6,7 +6,7 @@
 //! remote reads arrive, resuming it is the main loop's *first* choice:
 //!
 //! ```text
-//!   Fig. 3                                           here (`VllPartitioned::run_worker`)
+//!   Fig. 3                                           here (`worker::run_worker`)
 //!   BeginTransaction: distributed and Free           free in every partition it is queued in, and
 //!     → Waiting, send local reads                      `Program::take_remote_wait` says how long its
 //!   head of the TxnQueue, distributed → Waiting        remote reads take: `Waiting::set_aside`
