@@ -1,6 +1,8 @@
 //! `partitioned` — partition-per-core execution: `hstore` (serial execution per partition, whole
-//! partitions locked by multi-partition transactions) and `vll-partitioned` (the VLL paper's
-//! single-threaded per-partition VLL, which locks records, not partitions).
+//! partitions locked by multi-partition transactions), `vll-partitioned` and `vll-partitioned-sca`
+//! (the VLL paper's single-threaded per-partition VLL, without and with SCA, which lock records, not
+//! partitions), and `hstore-lockmgr` (the paper's per-core lock manager: a hash-table lock manager in
+//! each partition).
 //!
 //! # Partitions
 //!
