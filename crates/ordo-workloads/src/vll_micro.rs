@@ -33,7 +33,7 @@ use ordo::harness::Workload;
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
 };
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, Program, RemoteWait, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -172,10 +172,8 @@ pub struct MicroTxn {
     /// The piece before which the simulated remote-read round trip happens (multi-partition
     /// transactions with a remote wait: the first piece at the other partition).
     pub remote_piece: Option<usize>,
-    remote_wait: std::time::Duration,
-    /// The protocol took this attempt's wait over ([`Program::take_remote_wait`]): the attempt does
-    /// not sleep at `remote_piece`.
-    wait_taken: bool,
+    /// Its round trip (set exactly when `remote_piece` is).
+    remote: RemoteWait,
 }
 
 /// The long transactions' CPU work on one value.
@@ -210,9 +208,7 @@ impl Program for MicroTxn {
             // The remote-read round trip (see the module docs): once per attempt, since every
             // attempt runs the pieces from the first — unless the protocol already set the
             // transaction aside for it.
-            if !std::mem::take(&mut self.wait_taken) {
-                std::thread::sleep(self.remote_wait);
-            }
+            self.remote.pay();
         }
         let long = self.long;
         tx.update(RECORDS, self.keys[piece], ColumnSet::one(VALUE), |r| {
@@ -225,9 +221,7 @@ impl Program for MicroTxn {
         Ok(())
     }
     fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
-        self.remote_piece?;
-        self.wait_taken = true;
-        Some(self.remote_wait)
+        self.remote.take()
     }
 }
 
@@ -292,8 +286,7 @@ impl Workload for VllMicro {
             partitions: Vec::with_capacity(2),
             long: self.cfg.long,
             remote_piece: None,
-            remote_wait: self.remote_wait,
-            wait_taken: false,
+            remote: RemoteWait::default(),
         }
     }
     fn next(&self, g: &mut MicroGen, p: &mut MicroTxn) {
@@ -313,12 +306,11 @@ impl Workload for VllMicro {
         }
         p.keys.shuffle(&mut g.rng);
         p.remote_piece = None;
-        p.remote_wait = self.remote_wait;
-        p.wait_taken = false;
         if multi && !self.remote_wait.is_zero() {
             let home = p.partitions[0];
             p.remote_piece = p.keys.iter().position(|&k| self.partition_of(k) != home);
         }
+        p.remote = RemoteWait::new(p.remote_piece.map(|_| self.remote_wait));
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
         let t = db.table(RECORDS);

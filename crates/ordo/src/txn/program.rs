@@ -197,6 +197,37 @@ pub trait Program {
     }
 }
 
+/// A program's simulated remote-read round trip ([`Program::take_remote_wait`]): paid once per
+/// attempt, either by sleeping where the program reaches it ([`Self::pay`]) or, taken over by a
+/// protocol that sets the transaction aside meanwhile ([`Self::take`]), not at all in the attempt
+/// that follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RemoteWait {
+    wait: Option<std::time::Duration>,
+    taken: bool,
+}
+
+impl RemoteWait {
+    /// A new transaction's wait (`None`: it reads nothing remotely).
+    pub fn new(wait: Option<std::time::Duration>) -> Self {
+        RemoteWait { wait, taken: false }
+    }
+    /// The wait, taken over by the protocol: the next [`Self::pay`] does not sleep.
+    pub fn take(&mut self) -> Option<std::time::Duration> {
+        self.taken = self.wait.is_some();
+        self.wait
+    }
+    /// Where the program meets its remote reads: sleeps for the wait unless the protocol took it
+    /// over for this attempt.
+    pub fn pay(&mut self) {
+        if !std::mem::take(&mut self.taken) {
+            if let Some(wait) = self.wait {
+                std::thread::sleep(wait);
+            }
+        }
+    }
+}
+
 /// Prefetches the records of every piece whose declaration does not depend on earlier pieces, so that a
 /// transaction's cache misses overlap instead of following one another. The benchmark harness calls it
 /// before [`crate::protocols::Protocol::execute`] (for every protocol alike, unless `--no-prefetch`);

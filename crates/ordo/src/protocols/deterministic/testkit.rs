@@ -3,7 +3,7 @@
 
 use crate::harness::Workload;
 use crate::storage::{Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableSpec};
-use crate::txn::{Access, Program, Tx, TxResult};
+use crate::txn::{Access, Program, RemoteWait, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -34,9 +34,7 @@ pub struct MixProgram {
     pub pointer: Option<u64>,
     pub target: u64,
     /// A simulated remote-read round trip before piece 0 ([`Program::take_remote_wait`]).
-    pub remote_wait: Option<std::time::Duration>,
-    /// The protocol took this attempt's wait over.
-    pub wait_taken: bool,
+    pub remote: RemoteWait,
 }
 
 impl MixProgram {
@@ -89,10 +87,8 @@ impl Program for MixProgram {
         }
     }
     fn run_piece<X: Tx>(&mut self, piece: usize, tx: &mut X) -> TxResult<()> {
-        if piece == 0 && !std::mem::take(&mut self.wait_taken) {
-            if let Some(wait) = self.remote_wait {
-                std::thread::sleep(wait);
-            }
+        if piece == 0 {
+            self.remote.pay();
         }
         match self.pointer {
             Some(p) if piece == 0 => {
@@ -113,8 +109,7 @@ impl Program for MixProgram {
         }
     }
     fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
-        self.wait_taken = self.remote_wait.is_some();
-        self.remote_wait
+        self.remote.take()
     }
 }
 
@@ -124,8 +119,7 @@ impl Mixed {
         p.tag = rng.gen_range(1..1000);
         p.ops.clear();
         p.pointer = None;
-        p.remote_wait = None;
-        p.wait_taken = false;
+        p.remote = RemoteWait::default();
         if rng.gen_bool(self.pointer_share) {
             p.pointer = Some(rng.gen_range(0..4));
             return;

@@ -397,7 +397,7 @@ fn vll_partitioned_works_on_other_transactions_while_one_waits_for_remote_reads(
     let script = || {
         vec![
             MixProgram {
-                remote_wait: Some(std::time::Duration::from_millis(250)),
+                remote: crate::txn::RemoteWait::new(Some(std::time::Duration::from_millis(250))),
                 ..mix(&[1, 2])
             },
             mix(&[4]),
@@ -466,7 +466,7 @@ impl Workload for WithRemoteWaits {
         self.mixed.next(g, p);
         let home = p.ops.first().map(|o| o.0 % self.partitions);
         if p.ops.iter().any(|o| Some(o.0 % self.partitions) != home) {
-            p.remote_wait = Some(self.wait);
+            p.remote = crate::txn::RemoteWait::new(Some(self.wait));
         }
     }
 }
@@ -515,11 +515,11 @@ fn vll_partitioned_sca_runs_a_blocked_transaction_while_the_head_waits_for_remot
     let script = || {
         vec![
             MixProgram {
-                remote_wait: Some(Duration::from_millis(250)),
+                remote: crate::txn::RemoteWait::new(Some(Duration::from_millis(250))),
                 ..mix(&[2, 1])
             },
             MixProgram {
-                remote_wait: Some(Duration::from_millis(1)),
+                remote: crate::txn::RemoteWait::new(Some(Duration::from_millis(1))),
                 ..mix(&[4, 3])
             },
             mix(&[4, 6]),
