@@ -171,8 +171,9 @@ fn run_all<W: ordo::harness::Workload>(
         None => println!("workload {} {}", w.name(), w.params()),
     }
     let sweep = point.map(|p| json!({"param": p.param, "value": p.value}));
+    let nw = crate::name_width();
     println!(
-        "{:<19} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
+        "{:<nw$} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
         "protocol", "thr", "txn/s", "abort/c", "p50 us", "p99 us", "vs nocc"
     );
     let mut rows = Vec::new();
@@ -219,7 +220,7 @@ fn run_all<W: ordo::harness::Workload>(
                 .map(|a| format!("{}={}", a.name(), r.aborts[a.index()]))
                 .collect();
             println!(
-                "{:<19} {:>3} {:>12.0} {:>9.4} {:>9.1} {:>9.1} {:>8}  {}",
+                "{:<nw$} {:>3} {:>12.0} {:>9.4} {:>9.1} {:>9.1} {:>8}  {}",
                 info.name,
                 t,
                 r.committed_per_sec(),

@@ -3,10 +3,11 @@
 use crate::workloads::WORKLOADS;
 
 pub fn run() {
+    let w = crate::name_width();
     println!("protocols:");
     for p in ordo::protocols::all() {
         println!(
-            "  {:<19} {:<18} {}  [{}]",
+            "  {:<w$} {:<18} {}  [{}]",
             p.name,
             format!("{:?}", p.isolation),
             p.summary,
@@ -15,6 +16,6 @@ pub fn run() {
     }
     println!("workloads:");
     for (name, summary, paper) in WORKLOADS {
-        println!("  {name:<19} {summary}  [{paper}]");
+        println!("  {name:<w$} {summary}  [{paper}]");
     }
 }

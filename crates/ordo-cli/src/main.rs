@@ -55,6 +55,15 @@ pub struct UsageError(pub String);
 
 /// Restores the default SIGPIPE action, so that `ordo bench | head` ends quietly when the reader
 /// goes away, as Unix tools do, instead of panicking on the failed write (Rust ignores SIGPIPE).
+/// The width of the protocol-name column of `ordo list`, `bench` and `verify`: the longest name.
+fn name_width() -> usize {
+    ordo::protocols::names()
+        .iter()
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(0)
+}
+
 fn quiet_broken_pipe() {
     #[cfg(unix)]
     // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a valid action.

@@ -120,8 +120,9 @@ fn verify_all<W: ordo::harness::Workload>(
             .map_err(UsageError)?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
+        let nw = crate::name_width();
         println!(
-            "{:<19} promises {:<18} {}  => {}",
+            "{:<nw$} promises {:<18} {}  => {}",
             info.name,
             format!("{:?}", info.isolation),
             v.report.summary(),
