@@ -308,14 +308,14 @@ fn vll_partitioned_interactive_transactions_alongside_the_worker_loop() {
     );
 }
 
-/// A retryable abort is reported; only a stale reconnaissance (`Validation`) shrinks the worker's
-/// in-flight window.
+/// A retryable abort is reported; only a stale reconnaissance (`Validation`) lowers the worker's
+/// blocked threshold.
 #[test]
-fn vll_partitioned_shrinks_its_window_only_on_stale_reconnaissance() {
+fn vll_partitioned_lowers_its_blocked_threshold_only_on_stale_reconnaissance() {
     use crate::protocols::deterministic::testkit::Counted;
     use crate::txn::AbortReason;
     use rand::SeedableRng;
-    use worker::{new_window, retry, MIN_WINDOW, WINDOW};
+    use worker::{new_blocked_limit, retry, BLOCKED_LIMIT, MIN_BLOCKED_LIMIT};
     let w = Mixed {
         keys: 16,
         ops: 4,
@@ -327,16 +327,16 @@ fn vll_partitioned_shrinks_its_window_only_on_stale_reconnaissance() {
         gen: (rand::rngs::SmallRng::seed_from_u64(1), 0),
         left: 0,
     };
-    let mut window = new_window();
-    assert_eq!(window.size(), WINDOW, "starts at the most");
-    retry(&mut src, AbortReason::LockConflict, &mut window);
-    assert_eq!(window.size(), WINDOW, "not a reconnaissance failure");
-    retry(&mut src, AbortReason::Validation, &mut window);
-    assert_eq!(window.size(), WINDOW / 2);
+    let mut limit = new_blocked_limit();
+    assert_eq!(limit.size(), BLOCKED_LIMIT, "starts at the most");
+    retry(&mut src, AbortReason::LockConflict, &mut limit);
+    assert_eq!(limit.size(), BLOCKED_LIMIT, "not a reconnaissance failure");
+    retry(&mut src, AbortReason::Validation, &mut limit);
+    assert_eq!(limit.size(), BLOCKED_LIMIT / 2);
     for _ in 0..8 {
-        retry(&mut src, AbortReason::Validation, &mut window);
+        retry(&mut src, AbortReason::Validation, &mut limit);
     }
-    assert_eq!(window.size(), MIN_WINDOW, "never below the floor");
+    assert_eq!(limit.size(), MIN_BLOCKED_LIMIT, "never below the floor");
 }
 
 /// Hands out `programs` in order (ticket tag = position) and records the order they finish in.
@@ -344,6 +344,8 @@ struct Script {
     programs: Vec<MixProgram>,
     next: usize,
     finished: Vec<u64>,
+    /// The most transactions drawn and not yet finished at once.
+    most_in_flight: usize,
 }
 
 impl crate::txn::RequestSource for Script {
@@ -355,6 +357,7 @@ impl crate::txn::RequestSource for Script {
         let next = self.programs.get(self.next)?;
         p.clone_from(next);
         self.next += 1;
+        self.most_in_flight = self.most_in_flight.max(self.next - self.finished.len());
         Some(crate::txn::Ticket::now(self.next as u64 - 1))
     }
     fn aborted(&mut self, _: crate::txn::AbortReason) {}
@@ -370,6 +373,12 @@ impl crate::txn::RequestSource for Script {
 /// Runs `script` through one worker of `P` on 2 partitions; returns the order the transactions
 /// finished in and each key's `b`.
 fn run_script<P: Protocol>(script: Vec<MixProgram>) -> (Vec<u64>, Vec<(u64, i64, i64)>) {
+    let (src, dump) = run_script_source::<P>(script);
+    (src.finished, dump)
+}
+
+/// [`run_script`], returning the whole source (what it recorded).
+fn run_script_source<P: Protocol>(script: Vec<MixProgram>) -> (Script, Vec<(u64, i64, i64)>) {
     let p = P::open(
         fresh_db(),
         &ProtocolConfig {
@@ -382,9 +391,64 @@ fn run_script<P: Protocol>(script: Vec<MixProgram>) -> (Vec<u64>, Vec<(u64, i64,
         programs: script,
         next: 0,
         finished: Vec::new(),
+        most_in_flight: 0,
     };
     p.run_worker(&mut w, &mut src);
-    (src.finished, Mixed::dump(p.db()))
+    let dump = Mixed::dump(p.db());
+    (src, dump)
+}
+
+/// Fig. 3's "TxnQueue is not full" counts **blocked** transactions only (§3.3.1: "the queue length is
+/// limited by the number of blocked transactions, not the total number of transactions"). Behind a
+/// multi-partition transaction that waits for remote reads holding key 1, a worker admits
+/// conflicting transactions until [`worker::BLOCKED_LIMIT`] of them are blocked, and no more; but
+/// transactions that are themselves Waiting, with their locks granted, do not stop it: all of them
+/// are in flight at once.
+#[test]
+fn partitioned_admission_stops_at_the_blocked_threshold_not_at_waiting_transactions() {
+    use std::time::Duration;
+    let long = || crate::txn::RemoteWait::new(Some(Duration::from_millis(300)));
+    // Keys 1, 3, 5, … → partition 1; 2, 4, … → partition 0.
+    let blocked_behind = |n: usize| {
+        let mut v = vec![MixProgram {
+            remote: long(),
+            ..mix(&[1, 2])
+        }];
+        v.extend((0..n).map(|_| mix(&[1])));
+        v
+    };
+    let waiting = |n: u64| -> Vec<MixProgram> {
+        (0..n)
+            .map(|i| MixProgram {
+                remote: long(),
+                ..mix(&[2 * i, 2 * i + 1])
+            })
+            .collect()
+    };
+    let limit = worker::BLOCKED_LIMIT;
+    fn check<P: Protocol>(
+        name: &str,
+        script: Vec<MixProgram>,
+        most: usize,
+    ) -> Vec<(u64, i64, i64)> {
+        let n = script.len();
+        let (src, dump) = run_script_source::<P>(script);
+        assert_eq!(src.finished.len(), n, "{name}: every transaction commits");
+        assert_eq!(src.most_in_flight, most, "{name}");
+        dump
+    }
+    let a = check::<VllPartitioned>("vll-partitioned, blocked", blocked_behind(24), 1 + limit);
+    let b = check::<HStoreLockMgr>("hstore-lockmgr, blocked", blocked_behind(24), 1 + limit);
+    assert_eq!(a, b);
+    let key1 = a.iter().find(|r| r.0 == 1).expect("key 1").1;
+    assert_eq!(
+        key1,
+        1 + 25,
+        "key 1 (loaded as 1) updated by all 25 transactions"
+    );
+    let n = 2 * limit as u64;
+    check::<VllPartitioned>("vll-partitioned, waiting", waiting(n), n as usize);
+    check::<HStoreLockMgr>("hstore-lockmgr, waiting", waiting(n), n as usize);
 }
 
 /// Single-threaded VLL's Waiting state (Fig. 3): a multi-partition transaction with remote reads to

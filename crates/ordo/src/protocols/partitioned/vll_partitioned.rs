@@ -66,7 +66,8 @@
 //! transaction is at the head of all of its queues.
 //!
 //! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
-//! each worker keeps up to [`super::worker::WINDOW`] queued transactions in flight (fewer while
+//! each worker admits new transactions while fewer than [`super::worker::BLOCKED_LIMIT`] of its own
+//! are blocked (Fig. 3's "TxnQueue is not full"; Waiting ones do not count; the threshold drops while
 //! reconnaissance goes stale, see [`crate::protocols::aimd`]): the loop is [`super::worker`]'s,
 //! shared with `hstore-lockmgr`. Interactive transactions ([`Protocol::begin`]) wait until every
 //! queue is empty and hold every partition latch.

@@ -42,7 +42,8 @@ impl Waiting {
             return;
         }
         let now = Instant::now();
-        // Few entries (at most a worker's in-flight window): a scan, no heap.
+        // Few entries (a worker's transactions in flight: about its throughput times the wait): a
+        // scan, no heap.
         self.list.retain(|&(at, slot)| {
             let over = at <= now;
             if over {

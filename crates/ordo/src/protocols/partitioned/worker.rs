@@ -5,10 +5,17 @@
 //! A worker draws a transaction, plans it (`plan`: its accesses, key locks, partitions) and admits
 //! it (`Engine::admit`): it either ran at once, or it is queued in every partition it touches and
 //! runs when all of them granted it — at once, or when its owner is notified (`Waiter`). A granted
-//! transaction with remote reads to wait for enters the **Waiting** state ([`super::waiting`]). Up to
-//! [`WINDOW`] queued transactions per worker are in flight; resuming a Waiting one or running a
-//! notified one comes before admitting new ones. With nothing to run, the worker asks its engine for
-//! work (`Engine::idle`: SCA) and then sleeps until a notification or the end of a wait.
+//! transaction with remote reads to wait for enters the **Waiting** state ([`super::waiting`]).
+//!
+//! Admission follows Fig. 3's "TxnQueue is not full": a worker admits new transactions while fewer
+//! than its blocked threshold ([`BLOCKED_LIMIT`]) of its own are **blocked** (queued, not yet granted
+//! everywhere). Transactions that are Waiting for remote reads, or granted and about to run, do not
+//! count — "the queue length is limited by the number of blocked transactions, not the total number
+//! of transactions" (§3.3.1) — so a worker whose distributed transactions wait on the network keeps
+//! starting new ones; only [`MAX_IN_FLIGHT`], a memory guard, bounds them all. Resuming a Waiting
+//! transaction or running a notified one comes before admitting new ones. With nothing to run, the
+//! worker asks its engine for work (`Engine::idle`: SCA) and then sleeps until a notification or the
+//! end of a wait.
 
 use super::parts::PartSet;
 use super::waiting::Waiting;
@@ -29,18 +36,25 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The most queued transactions a worker keeps in flight: fewer, down to [`MIN_WINDOW`], while its
-/// dependent transactions' reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order
-/// queued behind another of its district always finds `d_next_o_id` changed).
-pub const WINDOW: usize = 16;
+/// The most blocked transactions a worker keeps before it stops admitting new ones (Fig. 3's
+/// "TxnQueue is not full"): fewer, down to [`MIN_BLOCKED_LIMIT`], while its dependent transactions'
+/// reconnaissance goes stale as they wait ([`Aimd`]; on TPC-C a New-Order queued behind another of its
+/// district always finds `d_next_o_id` changed). The same default as the multi-threaded VLL's
+/// [`crate::protocols::vll::DEFAULT_BLOCKED_LIMIT`].
+pub const BLOCKED_LIMIT: usize = 16;
 
-/// The fewest queued transactions a worker keeps in flight (see [`WINDOW`]).
-pub const MIN_WINDOW: usize = 2;
+/// The lowest blocked threshold (see [`BLOCKED_LIMIT`]).
+pub const MIN_BLOCKED_LIMIT: usize = 2;
 
-/// A worker's in-flight window: [`WINDOW`], halved by each stale reconnaissance down to
-/// [`MIN_WINDOW`].
-pub fn new_window() -> Aimd {
-    Aimd::new(MIN_WINDOW, WINDOW)
+/// The most transactions a worker holds at once, in any state: not a rule of the paper but a bound on
+/// memory should remote waits be long. With the simulated waits of `vll-micro --remote-wait` a worker
+/// holds about its throughput times the wait (Little's law: 65 k/s × 100 µs ≈ 7), far below it.
+pub const MAX_IN_FLIGHT: usize = 1024;
+
+/// A worker's blocked threshold: [`BLOCKED_LIMIT`], halved by each stale reconnaissance down to
+/// [`MIN_BLOCKED_LIMIT`].
+pub fn new_blocked_limit() -> Aimd {
+    Aimd::new(MIN_BLOCKED_LIMIT, BLOCKED_LIMIT)
 }
 
 /// How a queued transaction's owner learns that it may run.
@@ -234,49 +248,57 @@ fn admit_retrying<E: Engine, P: Program, R: RequestSource>(
     program: &mut P,
     slot: usize,
     requests: &mut R,
-    window: &mut Aimd,
+    limit: &mut Aimd,
 ) -> Result<bool, TxResult<()>> {
     loop {
         match e.admit(w, s, program, slot) {
             Admitted::Queued { free } => return Ok(free),
-            Admitted::Done(Err(a)) if a.is_retryable() => retry(requests, a.reason, window),
+            Admitted::Done(Err(a)) if a.is_retryable() => retry(requests, a.reason, limit),
             Admitted::Done(out) => return Err(out),
         }
     }
 }
 
-/// The worker loop ([`crate::protocols::Protocol::run_worker`]): up to [`WINDOW`] queued
-/// transactions in flight (an [`Aimd`] window); free local ones run at once; reconnaissance
-/// mismatches (retryable aborts) are planned and admitted again.
+/// The worker loop ([`crate::protocols::Protocol::run_worker`]): admits while fewer than its
+/// blocked threshold (an [`Aimd`]) of its transactions are blocked; free local ones run at once;
+/// reconnaissance mismatches (retryable aborts) are planned and admitted again.
 pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker, requests: &mut R) {
-    let mut programs: Vec<R::Program> = (0..WINDOW).map(|_| requests.program()).collect();
-    let mut slots: Vec<Slot> = (0..WINDOW).map(|_| Slot::default()).collect();
-    let mut free_slots: Vec<usize> = (0..WINDOW).rev().collect();
+    // Slots (and the programs beside them) are added as more transactions are in flight, and reused.
+    let mut programs: Vec<R::Program> = Vec::new();
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut free_slots: Vec<usize> = Vec::new();
     let mut runnable: Vec<usize> = Vec::new();
     let mut waiting = Waiting::default();
     let mut in_flight = 0;
-    let mut window = new_window();
+    // Queued and not yet granted everywhere (notified when they are).
+    let mut blocked = 0;
+    let mut limit = new_blocked_limit();
     let mut exhausted = false;
     loop {
         // Execute what may run first (a notified transaction must not wait behind a stream of free
         // local ones, and resuming a Waiting one is Fig. 3's first choice), else admit a new
-        // transaction while there is room.
+        // transaction while the queue is not full.
         while let Ok(i) = w.ready_rx.try_recv() {
+            blocked -= 1;
             free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
         }
         waiting.due(&mut runnable);
-        let admitted = if exhausted || !runnable.is_empty() || in_flight >= window.size() {
-            None
-        } else {
-            free_slots.last().copied()
-        };
+        let admit = !exhausted
+            && runnable.is_empty()
+            && blocked < limit.size()
+            && in_flight < MAX_IN_FLIGHT;
         // `None`: admit slot `i` (a new transaction, or one to retry); `Some`: it has an outcome.
-        let (i, out) = if let Some(i) = admitted {
+        let (i, out) = if admit {
+            let i = free_slots.pop().unwrap_or_else(|| {
+                programs.push(requests.program());
+                slots.push(Slot::default());
+                slots.len() - 1
+            });
             let Some(ticket) = requests.next(&mut programs[i]) else {
+                free_slots.push(i);
                 exhausted = true;
                 continue;
             };
-            free_slots.pop();
             slots[i].ticket = Some(ticket);
             in_flight += 1;
             (i, None)
@@ -286,7 +308,7 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
             e.finish(s);
             match out {
                 Err(a) if a.is_retryable() => {
-                    retry(requests, a.reason, &mut window);
+                    retry(requests, a.reason, &mut limit);
                     (i, None)
                 }
                 out => (i, Some(out)),
@@ -294,8 +316,8 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
         } else if in_flight == 0 {
             return;
         } else {
-            // Everything in flight is blocked or Waiting: look for work (SCA), then wait for a
-            // notification or for the end of the earliest remote wait.
+            // Everything in flight is blocked or Waiting (or the queue is full): look for work
+            // (SCA), then wait for a notification or for the end of the earliest remote wait.
             e.idle();
             let i = match waiting.next_due() {
                 None => {
@@ -316,6 +338,7 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
                 }
             };
             if let Some(i) = i {
+                blocked -= 1;
                 free_everywhere(&mut programs[i], i, &mut runnable, &mut waiting);
             }
             continue;
@@ -324,10 +347,12 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
             Some(out) => out,
             None => {
                 let (s, program) = (&mut slots[i], &mut programs[i]);
-                match admit_retrying(e, w, s, program, i, requests, &mut window) {
+                match admit_retrying(e, w, s, program, i, requests, &mut limit) {
                     Ok(free) => {
                         if free {
                             free_everywhere(program, i, &mut runnable, &mut waiting);
+                        } else {
+                            blocked += 1;
                         }
                         continue;
                     }
@@ -340,7 +365,7 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
             .take()
             .expect("an in-flight slot has a ticket");
         requests.finished(ticket, out);
-        window.completed();
+        limit.completed();
         free_slots.push(i);
         in_flight -= 1;
     }
@@ -361,8 +386,8 @@ fn free_everywhere<P: Program>(
     }
 }
 
-/// Reports a retryable abort; a stale reconnaissance also shrinks the worker's window.
-pub(super) fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, window: &mut Aimd) {
+/// Reports a retryable abort; a stale reconnaissance also lowers the worker's blocked threshold.
+pub(super) fn retry<R: RequestSource>(requests: &mut R, reason: AbortReason, limit: &mut Aimd) {
     requests.aborted(reason);
-    window.aborted(reason);
+    limit.aborted(reason);
 }
