@@ -117,19 +117,33 @@ pub trait Protocol: Sized + Send + Sync + 'static {
         let mut backoff = Backoff::new(RetryPolicy::default(), requests.seed());
         let mut program = requests.program();
         while let Some(ticket) = requests.next(&mut program) {
-            let mut attempt = 0;
-            let outcome = loop {
-                attempt += 1;
-                match self.execute(worker, &mut program) {
-                    Ok(()) => break Ok(()),
-                    Err(a) if a.is_retryable() => {
-                        requests.aborted(a.reason);
-                        backoff.wait(attempt);
-                    }
-                    Err(a) => break Err(a),
-                }
-            };
+            let outcome = execute_retrying(self, worker, &mut program, requests, &mut backoff);
             requests.finished(ticket, outcome);
+        }
+    }
+}
+
+/// Runs `program` through [`Protocol::execute`] until it commits or aborts for good, reporting each
+/// retryable abort to `requests` and backing off before the next attempt (the default worker loop's
+/// step).
+#[inline(always)]
+pub fn execute_retrying<P: Protocol, G: Program, R: RequestSource>(
+    p: &P,
+    worker: &mut P::Worker,
+    program: &mut G,
+    requests: &mut R,
+    backoff: &mut Backoff,
+) -> TxResult<()> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match p.execute(worker, program) {
+            Ok(()) => return Ok(()),
+            Err(a) if a.is_retryable() => {
+                requests.aborted(a.reason);
+                backoff.wait(attempt);
+            }
+            Err(a) => return Err(a),
         }
     }
 }

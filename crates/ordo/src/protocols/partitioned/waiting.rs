@@ -21,41 +21,63 @@
 //! workload's, e.g. `vll-micro --remote-wait`): its length comes from the program, and the program does
 //! not sleep itself in the attempt that follows. A transaction keeps every lock it holds while it
 //! waits, as in the paper: conflicting transactions stay blocked behind it, and SCA may find others.
+//!
+//! `nocc` parks transactions here too when they have remote reads to wait for: it is then the
+//! paper's "no locking" baseline of Figs. 9–10, "the same system with all locking completely
+//! removed" ([`crate::protocols::nocc`]).
 
 use std::time::{Duration, Instant};
 
-/// The transactions a worker has set aside: `(when its remote reads arrive, its slot)`.
-#[derive(Debug, Default)]
-pub struct Waiting {
-    list: Vec<(Instant, usize)>,
+/// The transactions a worker has set aside: `(when its remote reads arrive, the transaction)` — a
+/// slot number in the partitioned loop, the program itself in `nocc`'s.
+#[derive(Debug)]
+pub struct Waiting<T = usize> {
+    list: Vec<(Instant, T)>,
 }
 
-impl Waiting {
-    /// Sets the transaction in `slot` aside for `wait`.
-    pub(super) fn set_aside(&mut self, slot: usize, wait: Duration) {
-        self.list.push((Instant::now() + wait, slot));
+impl<T> Default for Waiting<T> {
+    fn default() -> Self {
+        Waiting { list: Vec::new() }
+    }
+}
+
+impl<T> Waiting<T> {
+    /// Sets transaction `t` aside for `wait`.
+    pub fn set_aside(&mut self, t: T, wait: Duration) {
+        self.list.push((Instant::now() + wait, t));
     }
 
     /// Moves every transaction whose wait is over to `runnable`.
-    pub(super) fn due(&mut self, runnable: &mut Vec<usize>) {
+    pub fn due(&mut self, runnable: &mut Vec<T>) {
         if self.list.is_empty() {
             return;
         }
         let now = Instant::now();
         // Few entries (a worker's transactions in flight: about its throughput times the wait): a
         // scan, no heap.
-        self.list.retain(|&(at, slot)| {
-            let over = at <= now;
-            if over {
-                runnable.push(slot);
+        let mut i = 0;
+        while i < self.list.len() {
+            if self.list[i].0 <= now {
+                runnable.push(self.list.swap_remove(i).1);
+            } else {
+                i += 1;
             }
-            !over
-        });
+        }
     }
 
     /// The earliest end of a wait, if any transaction waits.
-    pub(super) fn next_due(&self) -> Option<Instant> {
+    pub fn next_due(&self) -> Option<Instant> {
         self.list.iter().map(|&(at, _)| at).min()
+    }
+
+    /// How many transactions wait.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether none waits.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
     }
 }
 
@@ -65,7 +87,7 @@ mod tests {
 
     #[test]
     fn only_transactions_whose_wait_is_over_become_runnable() {
-        let mut w = Waiting::default();
+        let mut w = Waiting::<usize>::default();
         assert!(w.next_due().is_none());
         w.set_aside(3, Duration::from_secs(3600));
         w.set_aside(5, Duration::ZERO);
@@ -75,5 +97,6 @@ mod tests {
         runnable.sort_unstable();
         assert_eq!(runnable, [4, 5, 9]);
         assert!(w.next_due().unwrap() > Instant::now() + Duration::from_secs(3000));
+        assert_eq!(w.len(), 1, "the one still waiting");
     }
 }
