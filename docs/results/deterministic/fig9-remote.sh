@@ -16,7 +16,7 @@ REMOTE_US=${REMOTE_US:-100}
 P=${P:-$(nproc)}
 LONG_ARG=(); SUFFIX=""
 if [ "${LONG:-0}" = 1 ]; then LONG_ARG=(--long); SUFFIX=-long; fi
-PROTOCOLS=nocc,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
+PROTOCOLS=nocc,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll-partitioned-arrayed,vll,vll-sca,2pl-waitdie
 run() { # run NAME ARGS...: one sweep
   local name=$1; shift
   "$ORDO" bench -w vll-micro -p "$PROTOCOLS" -t "$P" --partitions "$P" --remote-wait "$REMOTE_US" \

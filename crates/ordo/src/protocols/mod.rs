@@ -193,6 +193,7 @@ registry!(
     partitioned::HStoreLockMgr,
     partitioned::VllPartitioned,
     partitioned::VllPartitionedSca,
+    partitioned::VllPartitionedArrayed,
 );
 
 /// The names of every protocol.

@@ -44,7 +44,9 @@ mod tests;
 
 pub use hstore::HStore;
 pub use lockmgr::HStoreLockMgr;
-pub use vll_partitioned::{SingleThreadedVll, VllPartitioned, VllPartitionedSca};
+pub use vll_partitioned::{
+    SingleThreadedVll, VllPartitioned, VllPartitionedArrayed, VllPartitionedSca,
+};
 
 /// The partition of key `key` among `partitions`.
 #[inline]

@@ -28,6 +28,9 @@ fn vll_partitioned_tx_contract() {
     conformance::single_thread_semantics::<VllPartitioned>();
     conformance::abort_undoes_writes::<VllPartitioned>();
     conformance::read_only_tables::<VllPartitioned>();
+    conformance::single_thread_semantics::<VllPartitionedArrayed>();
+    conformance::abort_undoes_writes::<VllPartitionedArrayed>();
+    conformance::read_only_tables::<VllPartitionedArrayed>();
 }
 
 fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
@@ -83,6 +86,12 @@ fn hstore_lockmgr_histories_have_no_cycles() {
 fn vll_partitioned_sca_histories_have_no_cycles() {
     checked::<VllPartitionedSca>(None);
     checked::<VllPartitionedSca>(Some((4, 0.2)));
+}
+
+#[test]
+fn vll_partitioned_arrayed_histories_have_no_cycles() {
+    checked::<VllPartitionedArrayed>(None);
+    checked::<VllPartitionedArrayed>(Some((4, 0.2)));
 }
 
 fn mix(keys: &[u64]) -> MixProgram {
@@ -306,6 +315,9 @@ fn vll_partitioned_interactive_transactions_alongside_the_worker_loop() {
     crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<VllPartitioned>();
     crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<VllPartitionedSca>(
     );
+    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<
+        VllPartitionedArrayed,
+    >();
 }
 
 /// A retryable abort is reported; only a stale reconnaissance (`Validation`) lowers the worker's
@@ -438,6 +450,8 @@ fn partitioned_admission_stops_at_the_blocked_threshold_not_at_waiting_transacti
         dump
     }
     let a = check::<VllPartitioned>("vll-partitioned, blocked", blocked_behind(24), 1 + limit);
+    let arrayed = check::<VllPartitionedArrayed>("arrayed, blocked", blocked_behind(24), 1 + limit);
+    assert_eq!(a, arrayed);
     let b = check::<HStoreLockMgr>("hstore-lockmgr, blocked", blocked_behind(24), 1 + limit);
     assert_eq!(a, b);
     let key1 = a.iter().find(|r| r.0 == 1).expect("key 1").1;
@@ -475,6 +489,12 @@ fn vll_partitioned_works_on_other_transactions_while_one_waits_for_remote_reads(
         order,
         [1, 2, 4, 0, 3],
         "locals ran during the wait; the conflicting one waited for it"
+    );
+    let (arrayed_order, arrayed_dump) = run_script::<VllPartitionedArrayed>(script());
+    assert_eq!(
+        (&arrayed_order, &arrayed_dump),
+        (&order, &dump),
+        "arrayed counters"
     );
     let (hstore_order, hstore_dump) = run_script::<HStore>(script());
     assert_eq!(
@@ -598,6 +618,7 @@ fn vll_partitioned_histories_with_remote_waits_have_no_cycles() {
     for v in [
         verify::run::<VllPartitioned, _>(&w, &cfg).unwrap(),
         verify::run::<VllPartitionedSca, _>(&w, &cfg).unwrap(),
+        verify::run::<VllPartitionedArrayed, _>(&w, &cfg).unwrap(),
         verify::run::<HStoreLockMgr, _>(&w, &cfg).unwrap(),
         verify::run::<HStore, _>(&w, &cfg).unwrap(),
     ] {

@@ -34,7 +34,10 @@
 //!                                                 worker goes on with others
 //! ```
 //!
-//! Counters live beside the records ([`VllCounters`], the colocated layout); a key belongs to one
+//! Counters live beside the records ([`VllCounters`], the colocated layout) — or, in
+//! `vll-partitioned-arrayed`, in two arrays per partition indexed by row slot ([`Arrayed`], §2.2: the
+//! paper's Fig. 9 compares the two, finding arrayed VLL's extra memory accesses about 10% of a short
+//! local transaction); [`Layout`] picks one. A key belongs to one
 //! partition, and its counters are only touched under that partition's latch. Why the head of a
 //! partition's queue may run there: every older transaction of that partition finished, and younger
 //! conflicting ones are blocked. Since enqueues of a multi-partition transaction are atomic across its
@@ -78,7 +81,7 @@ use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
 #[cfg(doc)]
 use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
 use crate::protocols::deterministic::plan::{LockRequest, Mode};
-use crate::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
+use crate::protocols::vll::counters::{Arrayed, Colocated, CounterStore, VllCounters};
 use crate::protocols::vll::sca::{lock_id, Sca};
 use crate::protocols::vll::txn_queue::{TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
@@ -98,8 +101,33 @@ pub(super) struct Entry {
     wall: bool,
 }
 
-/// One partition: its TxnQueue and SCA arrays.
-pub(super) struct Partition {
+/// Where single-threaded VLL keeps its counters (§2.2).
+pub trait Layout: Send + Sync + 'static {
+    /// The per-record state (the counters themselves when colocated).
+    type Meta: Default + Send + Sync + 'static;
+    /// The counters a partition owns (nothing when colocated).
+    type Store: CounterStore<Self::Meta> + Default + Send + 'static;
+    const ARRAYED: bool;
+}
+
+impl Layout for Colocated {
+    type Meta = VllCounters;
+    type Store = Colocated;
+    const ARRAYED: bool = false;
+}
+
+/// Each partition's C_X and C_S arrays, indexed by row slot: sized to the highest slot the partition
+/// has locked (row slots are not partitioned, so each partition's arrays span the table; 8 bytes per
+/// slot per partition).
+impl Layout for Arrayed {
+    type Meta = ();
+    type Store = Arrayed;
+    const ARRAYED: bool = true;
+}
+
+/// One partition: its TxnQueue, SCA arrays and (arrayed layout) counters.
+pub(super) struct Partition<L: Layout> {
+    counters: L::Store,
     pub(super) queue: TxnQueue<Entry>,
     sca: Sca,
     /// Something changed since SCA last ran.
@@ -109,7 +137,7 @@ pub(super) struct Partition {
     spare: Vec<Vec<LockRequest>>,
 }
 
-impl Partition {
+impl<L: Layout> Partition<L> {
     /// After a removal: the head conflicts with nobody older, so a blocked head may run here.
     fn unblock_head(&mut self) {
         if let Some(h) = self.queue.front() {
@@ -144,11 +172,11 @@ impl Partition {
     }
 }
 
-/// Single-threaded (per-partition) VLL; with `SCA`, a worker that would otherwise wait runs selective
-/// contention analysis on the partitions with blocked transactions.
-pub struct SingleThreadedVll<const SCA: bool> {
-    db: Database<VllCounters>,
-    pub(super) parts: Vec<CachePadded<Mutex<Partition>>>,
+/// Single-threaded (per-partition) VLL with counters laid out as `L`; with `SCA`, a worker that would
+/// otherwise wait runs selective contention analysis on the partitions with blocked transactions.
+pub struct SingleThreadedVll<const SCA: bool, L: Layout = Colocated> {
+    db: Database<L::Meta>,
+    pub(super) parts: Vec<CachePadded<Mutex<Partition<L>>>>,
     ids: Arc<IdLedger>,
 }
 
@@ -158,17 +186,20 @@ pub type VllPartitioned = SingleThreadedVll<false>;
 /// `vll-partitioned-sca`: single-threaded VLL with SCA.
 pub type VllPartitionedSca = SingleThreadedVll<true>;
 
-impl<const SCA: bool> SingleThreadedVll<SCA> {
+/// `vll-partitioned-arrayed`: `vll-partitioned` with its counters in per-partition arrays.
+pub type VllPartitionedArrayed = SingleThreadedVll<false, Arrayed>;
+
+impl<const SCA: bool, L: Layout> SingleThreadedVll<SCA, L> {
     fn n(&self) -> u64 {
         self.parts.len() as u64
     }
 
-    fn latch(&self, p: u32) -> MutexGuard<'_, Partition> {
+    fn latch(&self, p: u32) -> MutexGuard<'_, Partition<L>> {
         latch(&self.parts[p as usize])
     }
 }
 
-impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
+impl<const SCA: bool, L: Layout> Engine for SingleThreadedVll<SCA, L> {
     /// Plans `s` and begins it: runs it at once if it is local and free, else enqueues it in every
     /// partition it touches (latches taken in ascending order, so all queues agree on the order).
     fn admit<P: Program>(
@@ -186,7 +217,7 @@ impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
             let guard = self.latch(s.parts.list[0]);
             let free = guard.walls == 0
                 && s.locks.iter().all(|l| {
-                    let mut c = self.db.table(l.table).meta(l.rid).get();
+                    let mut c = guard.counters.counters(&self.db, l.table, l.rid);
                     c.request(l.mode)
                 });
             if free {
@@ -198,7 +229,7 @@ impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
             drop(guard);
         }
         let waiter = Waiter::new(w, slot);
-        let mut guards: Vec<MutexGuard<'_, Partition>> =
+        let mut guards: Vec<MutexGuard<'_, Partition<L>>> =
             s.parts.list.iter().map(|&p| self.latch(p)).collect();
         let mut blocked = 0;
         for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
@@ -215,7 +246,7 @@ impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
                 let mut free = g.walls == 0;
                 for l in &mine {
                     // No short-circuit: every request is counted, granted or not.
-                    free &= Colocated.request(&self.db, l);
+                    free &= g.counters.request(&self.db, l);
                 }
                 free
             };
@@ -244,7 +275,7 @@ impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
             let mut g = self.latch(p);
             let mut e = g.queue.remove(q).expect("queued transaction");
             for l in &e.locks {
-                Colocated.release(&self.db, l);
+                g.counters.release(&self.db, l);
             }
             g.walls -= e.wall as usize;
             e.locks.clear();
@@ -271,34 +302,48 @@ impl<const SCA: bool> Engine for SingleThreadedVll<SCA> {
     }
 }
 
-impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
-    type Meta = VllCounters;
-    type Worker = PartWorker;
-    type Tx<'w> = HoldingTx<'w, VllCounters, AllLatches<'w>>;
+const FIG_9: &str = "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.3, Fig. 9-10";
 
-    const INFO: ProtocolInfo = if SCA {
-        ProtocolInfo {
+impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
+    type Meta = L::Meta;
+    type Worker = PartWorker;
+    type Tx<'w> = HoldingTx<'w, L::Meta, AllLatches<'w, L>>;
+
+    const INFO: ProtocolInfo = match (SCA, L::ARRAYED) {
+        (false, false) => ProtocolInfo {
+            name: "vll-partitioned",
+            summary: "single-threaded VLL per partition: free local transactions run at once, multi-partition ones lock records",
+            paper: FIG_9,
+            isolation: Isolation::Serializable,
+        },
+        (true, false) => ProtocolInfo {
             name: "vll-partitioned-sca",
             summary:
                 "single-threaded VLL per partition with SCA when a worker would otherwise wait",
-            paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.3, Fig. 9-10",
+            paper: FIG_9,
             isolation: Isolation::Serializable,
-        }
-    } else {
-        ProtocolInfo {
-            name: "vll-partitioned",
-            summary: "single-threaded VLL per partition: free local transactions run at once, multi-partition ones lock records",
-            paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.3, Fig. 9-10",
+        },
+        (false, true) => ProtocolInfo {
+            name: "vll-partitioned-arrayed",
+            summary: "single-threaded VLL per partition with its counters in per-partition arrays (§2.2)",
+            paper: FIG_9,
             isolation: Isolation::Serializable,
-        }
+        },
+        (true, true) => ProtocolInfo {
+            name: "vll-partitioned-arrayed-sca",
+            summary: "single-threaded VLL per partition, arrayed counters, SCA when a worker would otherwise wait",
+            paper: FIG_9,
+            isolation: Isolation::Serializable,
+        },
     };
 
-    fn open(db: Database<VllCounters>, config: &ProtocolConfig) -> Self {
+    fn open(db: Database<L::Meta>, config: &ProtocolConfig) -> Self {
         SingleThreadedVll {
             db,
             parts: (0..config.threads.max(1))
                 .map(|_| {
                     CachePadded::new(Mutex::new(Partition {
+                        counters: L::Store::default(),
                         queue: TxnQueue::new(),
                         sca: Sca::new(),
                         dirty: false,
@@ -310,7 +355,7 @@ impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
             ids: IdLedger::new(),
         }
     }
-    fn db(&self) -> &Database<VllCounters> {
+    fn db(&self) -> &Database<L::Meta> {
         &self.db
     }
     fn worker(&self, id: u32, recording: bool) -> PartWorker {
@@ -341,6 +386,6 @@ impl<const SCA: bool> Protocol for SingleThreadedVll<SCA> {
 
 /// Every partition's latch, taken with every queue empty: what an interactive [`SingleThreadedVll`]
 /// transaction holds (released when it drops).
-pub struct AllLatches<'w> {
-    _guards: Vec<MutexGuard<'w, Partition>>,
+pub struct AllLatches<'w, L: Layout> {
+    _guards: Vec<MutexGuard<'w, Partition<L>>>,
 }
