@@ -6,12 +6,14 @@
 # contention indexes (0.0001, 0.01); Fig. 10: contention swept at 20% multi-partition. One JSON per
 # figure and contention index (fig9-remote-pP-ci*.json, fig10-remote-pP.json); `ordo report` draws them
 # into fig9-remote-pP/ (absolute) and fig9-remote-pP-relative/ (as a multiple of `nocc`).
-# LONG=1 runs the long transactions instead (files and folders named fig*-remote-pP-long…).
-# Usage: [P=32] [LONG=1] docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
+# LONG=1 runs the long transactions instead (files and folders named fig*-remote-pP-long…). REPS=N
+# runs each point N times and keeps the median (default 1).
+# Usage: [P=32] [LONG=1] [REPS=3] docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
 OUT=$(dirname "$0")
 SECS=${SECS:-1}
+REPS=${REPS:-1}
 REMOTE_US=${REMOTE_US:-100}
 P=${P:-$(nproc)}
 LONG_ARG=(); SUFFIX=""
@@ -20,7 +22,7 @@ PROTOCOLS=nocc,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll-par
 run() { # run NAME ARGS...: one sweep
   local name=$1; shift
   "$ORDO" bench -w vll-micro -p "$PROTOCOLS" -t "$P" --partitions "$P" --remote-wait "$REMOTE_US" \
-    --seconds "$SECS" --warmup 0.3 --quiet "${LONG_ARG[@]}" "$@" \
+    --seconds "$SECS" --warmup 0.3 --reps "$REPS" --quiet "${LONG_ARG[@]}" "$@" \
     --json "$OUT/$name.json" > "$OUT/$name.txt"
 }
 for ci in 0.0001 0.01; do

@@ -1,8 +1,8 @@
 //! `partitioned` — partition-per-core execution: `hstore` (serial execution per partition, whole
 //! partitions locked by multi-partition transactions), `vll-partitioned` and `vll-partitioned-sca`
 //! (the VLL paper's single-threaded per-partition VLL, without and with SCA, which lock records, not
-//! partitions), and `hstore-lockmgr` (the paper's per-core lock manager: a hash-table lock manager in
-//! each partition).
+//! partitions), `vll-partitioned-arrayed` (the same with its counters in per-partition arrays), and
+//! `hstore-lockmgr` (the paper's per-core lock manager: a hash-table lock manager in each partition).
 //!
 //! # Partitions
 //!
@@ -28,9 +28,9 @@
 //!
 //! Remote reads: a workload that simulates the network wait of a multi-partition transaction
 //! ([`crate::txn::Program::take_remote_wait`]) makes `hstore` sleep through it holding its partitions,
-//! as H-Store does; `vll-partitioned`, `vll-partitioned-sca` and `hstore-lockmgr` set the transaction
-//! aside in the VLL paper's **Waiting** state ([`waiting`]) and their worker goes on with other
-//! transactions ([`worker`]: the loop they share).
+//! as H-Store does; the `vll-partitioned` family and `hstore-lockmgr` set the transaction aside in the
+//! VLL paper's **Waiting** state ([`waiting`]) and their worker goes on with other transactions
+//! ([`worker`]: the loop they share). So does `nocc`, the paper's "no locking" line beside them.
 
 pub mod hstore;
 pub mod lockmgr;
