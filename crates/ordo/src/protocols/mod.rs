@@ -124,9 +124,9 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 }
 
 /// Runs `program` through [`Protocol::execute`] until it commits or aborts for good, reporting each
-/// retryable abort to `requests` and backing off before the next attempt (the default worker loop's
-/// step).
-#[inline(always)]
+/// retryable abort to `requests` and backing off before the next attempt: the default worker loop's
+/// step, also taken by protocols whose own loop runs programs the same way (`nocc`).
+#[inline]
 pub fn execute_retrying<P: Protocol, G: Program, R: RequestSource>(
     p: &P,
     worker: &mut P::Worker,
