@@ -53,8 +53,6 @@ enum Command {
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
-/// Restores the default SIGPIPE action, so that `ordo bench | head` ends quietly when the reader
-/// goes away, as Unix tools do, instead of panicking on the failed write (Rust ignores SIGPIPE).
 /// The width of the protocol-name column of `ordo list`, `bench` and `verify`: the longest name.
 fn name_width() -> usize {
     ordo::protocols::names()
@@ -64,6 +62,8 @@ fn name_width() -> usize {
         .unwrap_or(0)
 }
 
+/// Restores the default SIGPIPE action, so that `ordo bench | head` ends quietly when the reader
+/// goes away, as Unix tools do, instead of panicking on the failed write (Rust ignores SIGPIPE).
 fn quiet_broken_pipe() {
     #[cfg(unix)]
     // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a valid action.

@@ -114,13 +114,13 @@ fn verify_all<W: ordo::harness::Workload>(
 ) -> Result<ExitCode, UsageError> {
     let Verifications { args, protos, cfg } = v;
     let mut failed = false;
+    let nw = crate::name_width();
     for &info in protos {
         let v = protocols::with_protocol(info.name, Runner { workload: w, cfg })
             .expect("validated protocol name")
             .map_err(UsageError)?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
-        let nw = crate::name_width();
         println!(
             "{:<nw$} promises {:<18} {}  => {}",
             info.name,

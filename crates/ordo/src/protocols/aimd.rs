@@ -9,9 +9,9 @@
 //! stale reconnaissance (down to a floor), and grows by one for every bound's worth of transactions
 //! completed: workloads that never go stale never leave the maximum, the others settle where
 //! staleness is rare. Used for the deterministic pipeline's in-flight window
-//! ([`crate::protocols::deterministic::new_window`]), the partitioned protocols' in-flight window
-//! ([`crate::protocols::partitioned::worker::new_window`]), and the VLL main
-//! loop's blocked-transaction threshold ("TxnQueue is full").
+//! ([`crate::protocols::deterministic::new_window`]), the partitioned protocols' blocked-transaction
+//! threshold ([`crate::protocols::partitioned::worker::new_blocked_limit`]), and the VLL main loop's
+//! ("TxnQueue is full").
 
 use crate::txn::AbortReason;
 

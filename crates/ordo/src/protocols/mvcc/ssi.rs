@@ -359,7 +359,7 @@ impl SsiShared {
     /// compare-and-swap ACTIVE → COMMITTING settles that (dooming is ACTIVE → DOOMED).
     ///
     /// The untracked path (most transactions of write-heavy workloads) is inlined into the caller;
-    /// the rest is [`Self::commit_tracked`].
+    /// the rest is `commit_tracked`.
     #[inline]
     pub fn commit(
         &self,
@@ -552,7 +552,7 @@ impl SsiShared {
     ///
     /// Inlined into the commit: the usual cases — `t` released at once, or retained in the private
     /// queue while older ones leave it — touch only the worker's own state; the shared queue, an
-    /// overflow and the sweep are [`Self::retain_shared`].
+    /// overflow and the sweep are `retain_shared`.
     #[inline]
     pub fn retain_and_cleanup(
         &self,

@@ -97,7 +97,7 @@ impl Protocol for NoCC {
         }
     }
 
-    /// The default loop until a transaction has remote reads to wait for, then [`Self::run_parking`]
+    /// The default loop until a transaction has remote reads to wait for, then `run_parking`
     /// (see the module docs).
     fn run_worker<R: RequestSource>(&self, w: &mut NoccWorker, requests: &mut R) {
         let mut backoff = Backoff::new(RetryPolicy::default(), requests.seed());

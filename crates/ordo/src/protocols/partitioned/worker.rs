@@ -1,5 +1,5 @@
 //! The worker loop the partition-per-core lock-based protocols share (`vll-partitioned`,
-//! `vll-partitioned-sca`, `hstore-lockmgr`): what differs between them is how a partition grants
+//! `vll-partitioned-sca`, `vll-partitioned-arrayed`, `hstore-lockmgr`): what differs between them is how a partition grants
 //! locks (`Engine`); how a worker keeps transactions in flight does not.
 //!
 //! A worker draws a transaction, plans it (`plan`: its accesses, key locks, partitions) and admits
