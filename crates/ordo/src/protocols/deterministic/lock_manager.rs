@@ -72,7 +72,12 @@ pub struct HashLockManager {
     txns: SeqSlab<Txn>,
     /// Emptied queues, kept to avoid reallocating.
     spare: Vec<VecDeque<Request>>,
+    /// Released transactions' lock lists, emptied (see [`Scheduler::spare_list`]).
+    spare_lists: Vec<Vec<LockRequest>>,
 }
+
+/// Most emptied lock lists [`HashLockManager`] keeps.
+const SPARE_LISTS: usize = 64;
 
 impl HashLockManager {
     /// Number of keys with a non-empty queue (tests).
@@ -106,8 +111,12 @@ impl Scheduler for HashLockManager {
         waiting == 0
     }
 
+    fn spare_list(&mut self) -> Vec<LockRequest> {
+        self.spare_lists.pop().unwrap_or_default()
+    }
+
     fn release(&mut self, seq: u64, ready: &mut Vec<u64>) {
-        let Some(txn) = self.txns.remove(seq) else {
+        let Some(mut txn) = self.txns.remove(seq) else {
             return;
         };
         for l in &txn.locks {
@@ -137,6 +146,10 @@ impl Scheduler for HashLockManager {
                     break;
                 }
             }
+        }
+        if self.spare_lists.len() < SPARE_LISTS {
+            txn.locks.clear();
+            self.spare_lists.push(txn.locks);
         }
     }
 }
@@ -197,5 +210,19 @@ mod tests {
         assert!(ready.is_empty());
         lm.release(1, &mut ready);
         assert_eq!(ready, vec![3]);
+    }
+
+    #[test]
+    fn a_released_transactions_lock_list_is_handed_out_again_empty() {
+        let mut lm = HashLockManager::default();
+        let mut ready = Vec::new();
+        assert!(lm.spare_list().is_empty());
+        let locks: Vec<LockRequest> = (0..10).map(|k| req(k, true)).collect();
+        let cap = locks.capacity();
+        assert!(lm.request(1, locks, &mut ready));
+        lm.release(1, &mut ready);
+        let list = lm.spare_list();
+        assert!(list.is_empty() && list.capacity() == cap, "reused, emptied");
+        assert_eq!(lm.keys_locked(), 0);
     }
 }

@@ -19,6 +19,13 @@ pub trait Scheduler: Default + Send + 'static {
     /// Transaction `seq` finished: release its locks and push every transaction that became ready.
     fn release(&mut self, seq: u64, ready: &mut Vec<u64>);
 
+    /// An empty lock list to fill and pass to [`Self::request`]: a released transaction's, when the
+    /// scheduler keeps them, so that a caller on the scheduler's own thread allocates none per
+    /// transaction.
+    fn spare_list(&mut self) -> Vec<LockRequest> {
+        Vec::new()
+    }
+
     /// Called when the lock-manager thread has no message to handle (VLL runs SCA here). Pushes
     /// transactions found safe to run; returns whether it did anything.
     fn idle(&mut self, _ready: &mut Vec<u64>) -> bool {

@@ -187,16 +187,17 @@ impl Engine for HStoreLockMgr {
         if let Err(a) = plan(&self.db, w, s, program, false, n) {
             return Admitted::Done(Err(a));
         }
-        let mut guards: Vec<MutexGuard<'_, Partition>> =
-            s.parts.list.iter().map(|&p| self.latch(p)).collect();
-        if let [g] = &mut guards[..] {
-            let g: &mut Partition = g;
+        if let [p] = s.parts.list[..] {
+            let mut g = self.latch(p);
             if !s.wall && g.held.is_empty() {
                 // A local transaction: lock, and if granted run to completion and unlock, all as the
                 // partition's thread.
+                let g = &mut *g;
                 let seq = g.next;
                 g.next += 1;
-                if g.lm.request(seq, s.locks.clone(), &mut g.ready) {
+                let mut locks = g.lm.spare_list();
+                locks.extend_from_slice(&s.locks);
+                if g.lm.request(seq, locks, &mut g.ready) {
                     let out = run(&self.db, w, s, program);
                     g.lm.release(seq, &mut g.ready);
                     debug_assert!(g.ready.is_empty(), "nothing waits for a local transaction");
@@ -205,22 +206,24 @@ impl Engine for HStoreLockMgr {
                 let waiter = Waiter::new(w, slot);
                 waiter.pending.store(1, Ordering::Release);
                 g.owners.insert(seq, waiter);
-                s.queued.push((s.parts.list[0], seq));
+                s.queued.push((p, seq));
                 return Admitted::Queued { free: false };
             }
         }
+        let mut guards: Vec<MutexGuard<'_, Partition>> =
+            s.parts.list.iter().map(|&p| self.latch(p)).collect();
         let waiter = Waiter::new(w, slot);
         let mut blocked = 0;
         for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
-            let mine: Vec<LockRequest> = if s.wall {
-                Vec::new()
-            } else {
-                s.locks
-                    .iter()
-                    .filter(|l| partition_of(l.key, n) == p as u64)
-                    .copied()
-                    .collect()
-            };
+            let mut mine = g.lm.spare_list();
+            if !s.wall {
+                mine.extend(
+                    s.locks
+                        .iter()
+                        .filter(|l| partition_of(l.key, n) == p as u64)
+                        .copied(),
+                );
+            }
             let seq = g.next;
             g.next += 1;
             g.owners.insert(seq, waiter.clone());
