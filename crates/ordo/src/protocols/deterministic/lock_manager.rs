@@ -72,8 +72,10 @@ pub struct HashLockManager {
     txns: SeqSlab<Txn>,
     /// Emptied queues, kept to avoid reallocating.
     spare: Vec<VecDeque<Request>>,
-    /// Released transactions' lock lists, emptied (see [`Scheduler::spare_list`]).
+    /// Released transactions' lock lists, emptied (see [`Scheduler::spare_list`]); kept only once
+    /// someone has asked for one (Calvin's lists come from the workers and never go back).
     spare_lists: Vec<Vec<LockRequest>>,
+    recycles: bool,
 }
 
 /// Most emptied lock lists [`HashLockManager`] keeps.
@@ -112,6 +114,7 @@ impl Scheduler for HashLockManager {
     }
 
     fn spare_list(&mut self) -> Vec<LockRequest> {
+        self.recycles = true;
         self.spare_lists.pop().unwrap_or_default()
     }
 
@@ -147,7 +150,7 @@ impl Scheduler for HashLockManager {
                 }
             }
         }
-        if self.spare_lists.len() < SPARE_LISTS {
+        if self.recycles && self.spare_lists.len() < SPARE_LISTS {
             txn.locks.clear();
             self.spare_lists.push(txn.locks);
         }
@@ -224,5 +227,11 @@ mod tests {
         let list = lm.spare_list();
         assert!(list.is_empty() && list.capacity() == cap, "reused, emptied");
         assert_eq!(lm.keys_locked(), 0);
+
+        // A manager nobody asks for lists (Calvin's) keeps none.
+        let mut calvin = HashLockManager::default();
+        assert!(calvin.request(1, vec![req(1, true)], &mut ready));
+        calvin.release(1, &mut ready);
+        assert!(calvin.spare_lists.is_empty());
     }
 }
