@@ -37,7 +37,6 @@
 //! partitions at once, so the partitions agree on their order and the oldest waiting transaction can
 //! always run.
 
-use super::partition_of;
 use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
 use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
 use crate::protocols::deterministic::lock_manager::HashLockManager;
@@ -217,12 +216,7 @@ impl Engine for HStoreLockMgr {
         for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
             let mut mine = g.lm.spare_list();
             if !s.wall {
-                mine.extend(
-                    s.locks
-                        .iter()
-                        .filter(|l| partition_of(l.key, n) == p as u64)
-                        .copied(),
-                );
+                mine.extend(s.locks_in(p, n));
             }
             let seq = g.next;
             g.next += 1;

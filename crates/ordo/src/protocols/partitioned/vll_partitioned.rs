@@ -75,7 +75,6 @@
 //! shared with `hstore-lockmgr`. Interactive transactions ([`Protocol::begin`]) wait until every
 //! queue is empty and hold every partition latch.
 
-use super::partition_of;
 use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
 use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
 #[cfg(doc)]
@@ -238,11 +237,7 @@ impl<const SCA: bool, L: Layout> Engine for SingleThreadedVll<SCA, L> {
                 // A wall takes no counters: it waits for everything ahead of it in the queue.
                 g.queue.is_empty()
             } else {
-                mine.extend(
-                    s.locks
-                        .iter()
-                        .filter(|l| partition_of(l.key, n) == p as u64),
-                );
+                mine.extend(s.locks_in(p, n));
                 let mut free = g.walls == 0;
                 for l in &mine {
                     // No short-circuit: every request is counted, granted or not.

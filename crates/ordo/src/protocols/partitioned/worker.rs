@@ -1,6 +1,6 @@
 //! The worker loop the partition-per-core lock-based protocols share (`vll-partitioned`,
-//! `vll-partitioned-sca`, `vll-partitioned-arrayed`, `hstore-lockmgr`): what differs between them is how a partition grants
-//! locks (`Engine`); how a worker keeps transactions in flight does not.
+//! `vll-partitioned-sca`, `vll-partitioned-arrayed`, `hstore-lockmgr`): what differs between them is
+//! how a partition grants locks (`Engine`); how a worker keeps transactions in flight does not.
 //!
 //! A worker draws a transaction, plans it (`plan`: its accesses, key locks, partitions) and admits
 //! it (`Engine::admit`): it either ran at once, or it is queued in every partition it touches and
@@ -118,6 +118,16 @@ pub(super) struct Slot {
     pub(super) queued: Vec<(u32, Seq)>,
     /// Ordered as a wall in every partition (a range too wide for key locks).
     pub(super) wall: bool,
+}
+
+impl Slot {
+    /// Its lock requests on keys of partition `p` of `n` (what it requests there).
+    pub(super) fn locks_in(&self, p: u32, n: u64) -> impl Iterator<Item = LockRequest> + '_ {
+        self.locks
+            .iter()
+            .filter(move |l| super::partition_of(l.key, n) == p as u64)
+            .copied()
+    }
 }
 
 /// What submitting a transaction led to.
