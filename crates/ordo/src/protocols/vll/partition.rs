@@ -36,6 +36,10 @@ use crate::storage::Database;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+/// [`Partition::try_sca`] did not run: another thread held the critical section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Busy;
+
 /// `front()` when the queue is empty.
 pub const NO_FRONT: Seq = u64::MAX;
 
@@ -241,7 +245,20 @@ impl<S: LockScheme> Partition<S> {
     /// transaction, already claimed. `None` without SCA, or when there is none (or a wall is in the way).
     pub fn sca(&self, owner: u32) -> Option<Seq> {
         let mut g = self.inner.lock();
-        let inner = &mut *g;
+        self.sca_locked(&mut g, owner)
+    }
+
+    /// [`Self::sca`] only if the critical section is free right now: `Err(Busy)` if another thread
+    /// is in it. SCA is for a worker that would otherwise idle, and a busy latch means some other
+    /// worker is making progress (beginning, finishing, or running SCA itself); queueing behind it
+    /// for a scan only lengthens the line for the workers with real work, and with many idle workers
+    /// their scans would follow each other through the latch.
+    pub fn try_sca(&self, owner: u32) -> Result<Option<Seq>, Busy> {
+        let mut g = self.inner.try_lock().ok_or(Busy)?;
+        Ok(self.sca_locked(&mut g, owner))
+    }
+
+    fn sca_locked(&self, inner: &mut Inner<S>, owner: u32) -> Option<Seq> {
         let sca = inner.sca.as_mut()?;
         // A wall is a barrier nothing may pass: while one is queued SCA finds nothing.
         let seq = if inner.walls > 0 {

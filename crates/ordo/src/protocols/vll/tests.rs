@@ -2,7 +2,7 @@
 //! checker, dependent transactions, interactive transactions, and the conformance contract.
 
 use super::counters::{Counters, LockRequest, Mode};
-use super::partition::Partition;
+use super::partition::{Busy, Partition};
 use super::scheme::PointLocks;
 use super::txn_queue::TxnState;
 use super::*;
@@ -70,6 +70,15 @@ fn section_2_5_trace_with_exact_counters() {
             "B is the front: C is not (basic VLL must wait)"
         );
         if with_sca {
+            assert_eq!(
+                part.with_locks(|_| part.try_sca(1)),
+                Err(Busy),
+                "an SCA attempt while someone holds the critical section does not run"
+            );
+            assert!(
+                part.snapshot().contains(&(sc, TxnState::Blocked)),
+                "and claims nothing"
+            );
             assert_eq!(part.sca(1), Some(sc), "SCA finds C, not D");
             assert_eq!(part.sca(1), None, "D conflicts with C, which is older");
             part.finish_transaction(&db, sc, &lc);

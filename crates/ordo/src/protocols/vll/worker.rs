@@ -11,7 +11,8 @@
 //!                                                          BeginTransactions in one section; free →
 //!                                                          run now, in order; blocked → keep its
 //!                                                          program here, filed by sequence number
-//!    [vll-sca] else: T = SCA(); if T: Execute; Finish   3. queue full: SCA for one of mine
+//!    [vll-sca] else: T = SCA(); if T: Execute; Finish   3. queue full: SCA for one of mine, if
+//!                                                          the latch is free (`try_sca`)
 //! ```
 //!
 //! A blocked transaction's program stays owned by the worker that admitted it (the harness hands each
@@ -21,7 +22,7 @@
 //! looping until its own blocked transactions have run. A transaction that touches something its locks
 //! do not cover (stale reconnaissance) is resubmitted at once as a new transaction.
 
-use super::partition::Partition;
+use super::partition::{Busy, Partition};
 use super::recon::gather;
 use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
@@ -74,6 +75,8 @@ pub struct LoopStats {
     /// SCA passes, and how many found a transaction.
     pub sca_runs: u64,
     pub sca_found: u64,
+    /// SCA passes not run because another thread held the critical section ([`Partition::try_sca`]).
+    pub sca_busy: u64,
     /// Loop turns that found nothing to do (queue full, nothing of mine runnable).
     pub idle_turns: u64,
     /// Dependent transactions resubmitted because their reconnaissance went stale.
@@ -92,6 +95,7 @@ impl LoopStats {
         self.by_head += o.by_head;
         self.sca_runs += o.sca_runs;
         self.sca_found += o.sca_found;
+        self.sca_busy += o.sca_busy;
         self.idle_turns += o.idle_turns;
         self.stale += o.stale;
         self.limit = match (self.limit, o.limit) {
@@ -304,20 +308,27 @@ impl<F: Flavor> Vll<F> {
                 && part.finishes() != sca_seen
             {
                 let epoch = part.finishes();
-                st.stats.sca_runs += 1;
-                if let Some(seq) = part.sca(w.id) {
-                    st.stats.sca_found += 1;
-                    let i = st
-                        .pending
-                        .iter()
-                        .position(|p| p.seq == seq)
-                        .expect("SCA returned a transaction of this worker");
-                    let p = st.pending.remove(i).expect("index in range");
-                    self.resume(w, requests, p, &mut st);
-                    idle = 0;
-                    continue;
+                match part.try_sca(w.id) {
+                    Ok(Some(seq)) => {
+                        st.stats.sca_runs += 1;
+                        st.stats.sca_found += 1;
+                        let i = st
+                            .pending
+                            .iter()
+                            .position(|p| p.seq == seq)
+                            .expect("SCA returned a transaction of this worker");
+                        let p = st.pending.remove(i).expect("index in range");
+                        self.resume(w, requests, p, &mut st);
+                        idle = 0;
+                        continue;
+                    }
+                    Ok(None) => {
+                        st.stats.sca_runs += 1;
+                        sca_seen = epoch;
+                    }
+                    // Someone else is in the critical section: try again on a later turn.
+                    Err(Busy) => st.stats.sca_busy += 1,
                 }
-                sca_seen = epoch;
             }
             st.stats.idle_turns += 1;
             pause(&mut idle);
@@ -565,7 +576,10 @@ impl<F: Flavor> Vll<F> {
                 if part.front() == seq && part.claim(seq) {
                     break;
                 }
-                if F::SCA && part.blocked() >= self.blocked_limit && part.sca(w.id) == Some(seq) {
+                if F::SCA
+                    && part.blocked() >= self.blocked_limit
+                    && part.try_sca(w.id) == Ok(Some(seq))
+                {
                     break;
                 }
                 pause(&mut idle);
