@@ -7,11 +7,12 @@
 # figure and contention index (fig9-remote-pP-ci*.json, fig10-remote-pP.json); `ordo report` draws them
 # into fig9-remote-pP/ (absolute) and fig9-remote-pP-relative/ (as a multiple of `nocc`).
 # LONG=1 runs the long transactions instead (files and folders named fig*-remote-pP-long…). REPS=N
-# runs each point N times and keeps the median (default 1).
-# Usage: [P=32] [LONG=1] [REPS=3] docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
+# runs each point N times and keeps the median (default 1). FIG_DIR=DIR writes the files there
+# instead of beside this script.
+# Usage: [P=32] [LONG=1] [REPS=3] [FIG_DIR=DIR] docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
-OUT=$(dirname "$0")
+OUT=${FIG_DIR:-$(dirname "$0")}
 SECS=${SECS:-1}
 REPS=${REPS:-1}
 REMOTE_US=${REMOTE_US:-100}
