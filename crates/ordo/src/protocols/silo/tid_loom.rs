@@ -15,9 +15,6 @@
 //! CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 RUSTFLAGS="--cfg ordo_loom" CARGO_TARGET_DIR=target/loom \
 //!   cargo test -p ordo --lib --release loom
 //! ```
-//!
-//! (as `.ci/run` does: sixteen codegen units build the models in a fraction of the one-unit release
-//! profile's time, and their own target directory keeps the normal build's artifacts).
 
 use super::*;
 use loom::sync::atomic::AtomicU64;

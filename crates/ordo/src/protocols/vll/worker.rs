@@ -309,25 +309,24 @@ impl<F: Flavor> Vll<F> {
             {
                 let epoch = part.finishes();
                 match part.try_sca(w.id) {
-                    Ok(Some(seq)) => {
-                        st.stats.sca_runs += 1;
-                        st.stats.sca_found += 1;
-                        let i = st
-                            .pending
-                            .iter()
-                            .position(|p| p.seq == seq)
-                            .expect("SCA returned a transaction of this worker");
-                        let p = st.pending.remove(i).expect("index in range");
-                        self.resume(w, requests, p, &mut st);
-                        idle = 0;
-                        continue;
-                    }
-                    Ok(None) => {
-                        st.stats.sca_runs += 1;
-                        sca_seen = epoch;
-                    }
                     // Someone else is in the critical section: try again on a later turn.
                     Err(Busy) => st.stats.sca_busy += 1,
+                    Ok(found) => {
+                        st.stats.sca_runs += 1;
+                        if let Some(seq) = found {
+                            st.stats.sca_found += 1;
+                            let i = st
+                                .pending
+                                .iter()
+                                .position(|p| p.seq == seq)
+                                .expect("SCA returned a transaction of this worker");
+                            let p = st.pending.remove(i).expect("index in range");
+                            self.resume(w, requests, p, &mut st);
+                            idle = 0;
+                            continue;
+                        }
+                        sca_seen = epoch;
+                    }
                 }
             }
             st.stats.idle_turns += 1;
