@@ -119,7 +119,8 @@ impl VllMicroConfig {
         if self.remote_wait_us > 0.0 && self.partitions < 2 {
             return Err("--remote-wait needs at least 2 --partitions".into());
         }
-        let need = self.hot() + PER_TXN as u64;
+        // Saturating: a tiny CI asks for more hot records than a u64 holds.
+        let need = self.hot().saturating_add(PER_TXN as u64);
         if self.per_partition() < need {
             return Err(format!(
                 "--records ({}) too small: each of the {} partitions needs {} hot and at least {} cold records",
@@ -387,6 +388,12 @@ mod tests {
             VllMicroConfig {
                 records: 10_005,
                 ci: 0.0001,
+                ..ok.clone()
+            },
+            // 1 / CI hot records overflow a u64 (the check must not wrap around to pass).
+            VllMicroConfig {
+                records: 1_000_000,
+                ci: 1e-300,
                 ..ok.clone()
             },
             VllMicroConfig {

@@ -69,6 +69,13 @@ impl Default for YcsbConfig {
 /// Most requests one transaction may make.
 pub const MAX_OPS: usize = 1024;
 
+/// Most key draws (a bound on the expected number, see [`crate::zipf::distinct_draws_bound`]) one
+/// transaction's distinct keys may take, about 5 ms of drawing: beyond it the skew is so high that a
+/// transaction keeps drawing keys it already has and the benchmark measures only that. Sixteen keys
+/// reach it between θ = 4 (5 × 10^4 draws) and θ = 5 (9 × 10^5, 20 transactions a second); a θ of
+/// 10^14 would never finish.
+pub const MAX_KEY_DRAWS: f64 = 1e5;
+
 impl YcsbConfig {
     /// Checks the parameters; the error is one line for the user.
     pub fn validate(&self) -> Result<(), String> {
@@ -107,6 +114,16 @@ impl YcsbConfig {
                 "--theta must be a finite number >= 0, got {}",
                 self.theta
             ));
+        }
+        if self.hot.is_none() {
+            let draws = crate::zipf::distinct_draws_bound(self.rows, self.ops, self.theta);
+            if draws > MAX_KEY_DRAWS {
+                return Err(format!(
+                    "--theta {} is too skewed for {} distinct keys per transaction (--ops) over {} rows: \
+                     drawing them could take {draws:.1e} draws; lower --theta or --ops",
+                    self.theta, self.ops, self.rows
+                ));
+            }
         }
         if let Some(h) = self.hot {
             if h.rows == 0 || h.rows > self.rows {
@@ -353,6 +370,13 @@ mod tests {
             ..YcsbConfig::default()
         };
         assert!(ok.validate().is_ok());
+        // Skewed beyond θ = 1, but every transaction still finds its keys at once.
+        assert!(YcsbConfig {
+            theta: 2.0,
+            ..ok.clone()
+        }
+        .validate()
+        .is_ok());
         for bad in [
             YcsbConfig {
                 rows: 0,
@@ -372,6 +396,15 @@ mod tests {
             },
             YcsbConfig {
                 theta: f64::NAN,
+                ..ok.clone()
+            },
+            // So skewed that a transaction's 16 distinct keys would (almost) never all be drawn.
+            YcsbConfig {
+                theta: 8.0,
+                ..ok.clone()
+            },
+            YcsbConfig {
+                theta: 1e14,
                 ..ok.clone()
             },
             YcsbConfig {

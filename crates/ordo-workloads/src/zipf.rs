@@ -27,9 +27,59 @@ pub enum Zipf {
     },
 }
 
-/// ζ(n, θ) = Σ_{i=1..n} 1 / i^θ.
+/// Terms of ζ(n, θ) summed one by one; past them the rest is integrated.
+const ZETA_TERMS: u64 = 1 << 20;
+
+/// ζ(n, θ) = Σ_{i=1..n} 1 / i^θ: term by term up to [`ZETA_TERMS`], and beyond by the
+/// Euler–Maclaurin formula, Σ_{i=a..n} f(i) ≈ ∫_a^n f + (f(a) + f(n)) / 2 + (f′(n) − f′(a)) / 12,
+/// whose error there is below 10^-20 of the sum — so a billion-row table's generator is made in
+/// milliseconds, not seconds (and 10^14 rows do not hang).
 pub fn zeta(n: u64, theta: f64) -> f64 {
-    (1..=n).map(|i| (i as f64).powf(-theta)).sum()
+    let head: f64 = (1..=n.min(ZETA_TERMS))
+        .map(|i| (i as f64).powf(-theta))
+        .sum();
+    if n <= ZETA_TERMS {
+        return head;
+    }
+    let (a, b) = ((ZETA_TERMS + 1) as f64, n as f64);
+    let f = |x: f64| x.powf(-theta);
+    let df = |x: f64| -theta * x.powf(-theta - 1.0);
+    let integral = if (theta - 1.0).abs() < 1e-12 {
+        (b / a).ln()
+    } else {
+        (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta)
+    };
+    head + integral + (f(a) + f(b)) / 2.0 + (df(b) - df(a)) / 12.0
+}
+
+/// Terms of a tail sum Σ 1/i^θ that [`distinct_draws_bound`] adds before it stops.
+const TAIL_TERMS: u64 = 1 << 20;
+
+/// An upper bound on the expected number of draws that collect `k` distinct keys from a Zipfian over
+/// `0..n` with skew θ (a YCSB transaction's keys): holding `i` keys, a draw is new with probability
+/// at least the mass outside the `i` hottest keys, T(i) / ζ(n, θ), so the wait for the next new key is
+/// at most ζ / T(i) draws. A large θ puts nearly all the mass on a few keys and the bound grows
+/// without limit (infinite where 1/i^θ underflows): collecting the keys would never end. Tail sums
+/// stop after [`TAIL_TERMS`] terms past the k-th, which only makes the bound larger.
+pub fn distinct_draws_bound(n: u64, k: usize, theta: f64) -> f64 {
+    let k = k as u64;
+    if k > n {
+        return f64::INFINITY;
+    }
+    let p = |i: u64| (i as f64).powf(-theta);
+    // Mass beyond the k hottest keys.
+    let beyond: f64 = (k + 1..=n.min(k.saturating_add(TAIL_TERMS))).map(p).sum();
+    // Walking i down from k − 1: T(i) = Σ_{j=i+1..k} p(j) + beyond, and the head H(i) = ζ − T(i)
+    // with ζ = H(k) + beyond.
+    let head_k: f64 = (1..=k).map(p).sum();
+    let zeta = head_k + beyond;
+    let mut tail = beyond;
+    let mut bound = 0.0;
+    for i in (0..k).rev() {
+        tail += p(i + 1);
+        bound += zeta / tail;
+    }
+    bound
 }
 
 impl Zipf {
@@ -122,6 +172,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn zeta_past_its_exact_terms_matches_the_exact_sum() {
+        let exact = |n: u64, theta: f64| -> f64 { (1..=n).map(|i| (i as f64).powf(-theta)).sum() };
+        for theta in [0.0, 0.5, 0.6, 0.99, 1.0, 1.5] {
+            for n in [
+                ZETA_TERMS,
+                ZETA_TERMS + 1,
+                ZETA_TERMS + 2,
+                3 * ZETA_TERMS + 17,
+            ] {
+                let (z, e) = (zeta(n, theta), exact(n, theta));
+                assert!((z - e).abs() <= 1e-9 * e, "n {n} θ {theta}: {z} vs {e}");
+            }
+        }
+        // 10^14 rows: done at once, and between the sums it must lie between.
+        let z = zeta(100_000_000_000_000, 0.6);
+        assert!(z.is_finite() && z > zeta(1 << 30, 0.6));
+    }
+
+    #[test]
+    fn the_distinct_draws_bound_is_exact_when_uniform_and_grows_with_skew() {
+        // Uniform: the coupon collector's n/n + n/(n−1) + … exactly.
+        let exact: f64 = (0..4).map(|i| 10.0 / (10 - i) as f64).sum();
+        assert!((distinct_draws_bound(10, 4, 0.0) - exact).abs() < 1e-9);
+        // Every key of a 2-key space at θ = 1: 1 + ζ / (1/2) = 1 + 3.
+        assert!((distinct_draws_bound(2, 2, 1.0) - 4.0).abs() < 1e-9);
+        let mut last = 0.0;
+        for theta in [0.0, 0.6, 0.99, 1.5, 3.0, 5.0] {
+            let b = distinct_draws_bound(1_000_000, 16, theta);
+            assert!(b >= last && b >= 16.0, "θ {theta}: {b}");
+            last = b;
+        }
+        assert!(distinct_draws_bound(1_000_000, 16, 0.99) < 20.0);
+        assert!(distinct_draws_bound(1_000_000, 16, 5.0) > 5e5);
+        assert_eq!(distinct_draws_bound(1000, 16, 1e14), f64::INFINITY);
+        assert_eq!(distinct_draws_bound(5, 6, 0.5), f64::INFINITY);
     }
 
     #[test]
