@@ -83,6 +83,19 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         // 1 / CI hot records overflowed the size check (it used to panic).
         vec!["bench", "-w", "vll-micro", "--ci", "1e-300"],
     ];
+    // Tables that cannot fit the machine's memory (read from /proc/meminfo): refused before loading
+    // (they used to load until killed).
+    if cfg!(target_os = "linux") {
+        cases.push(vec!["bench", "-w", "ycsb", "--rows", "99999999999999"]);
+        cases.push(vec!["verify", "-w", "tpcc", "--warehouses", "65535"]);
+        cases.push(vec![
+            "bench",
+            "-w",
+            "vll-micro",
+            "--records",
+            "18446744073709551615",
+        ]);
+    }
     for wait in ["-1", "nan", "2000000"] {
         let two = ["--partitions", "2"];
         cases.push(

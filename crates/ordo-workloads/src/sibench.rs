@@ -183,7 +183,7 @@ impl Workload for SiBench {
         let spec = TableSpec::new("sitest", schema)
             .ordered(0)
             .capacity(self.cfg.items as usize);
-        let t = db.create_table(spec).expect("fresh database");
+        let t = db.create_table(spec)?;
         debug_assert_eq!(t, SITEST);
         let mut scratch = Vec::new();
         for id in 0..self.cfg.items {

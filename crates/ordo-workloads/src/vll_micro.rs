@@ -260,9 +260,7 @@ impl Workload for VllMicro {
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
         let schema = Schema::new(vec![Column::new("value", ColumnType::Int)]).expect("schema");
         let n = self.cfg.per_partition() * self.cfg.partitions as u64;
-        let t = db
-            .create_table(TableSpec::new("records", schema).capacity(n as usize))
-            .expect("fresh database");
+        let t = db.create_table(TableSpec::new("records", schema).capacity(n as usize))?;
         debug_assert_eq!(t, RECORDS);
         let table = db.table(t);
         let mut scratch = Vec::new();

@@ -280,7 +280,7 @@ impl Workload for Ycsb {
 
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
         let spec = TableSpec::new("usertable", self.schema()).capacity(self.cfg.rows as usize);
-        let t = db.create_table(spec).expect("fresh database");
+        let t = db.create_table(spec)?;
         debug_assert_eq!(t, USERTABLE);
         let table = db.table(t);
         let threads = std::thread::available_parallelism()

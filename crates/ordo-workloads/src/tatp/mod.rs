@@ -358,7 +358,7 @@ impl Workload for Tatp {
                 // A structure stripe per subscriber: a GetNewDestination scan covers one stripe.
                 spec = spec.ordered(4);
             }
-            let t = db.create_table(spec).expect("fresh database");
+            let t = db.create_table(spec)?;
             debug_assert_eq!(t, i as TableId);
         }
         let db = &*db;

@@ -49,7 +49,7 @@ pub fn populate<M: Default + Send + Sync>(
     db: &mut Database<M>,
 ) -> Result<(), LoadError> {
     for spec in tables(cfg.warehouses, cfg.customers(), cfg.items()) {
-        db.create_table(spec).expect("fresh database");
+        db.create_table(spec)?;
     }
     let items = cfg.items();
     let mut jobs = Vec::new();

@@ -9,7 +9,7 @@
 use super::prefetch::Prefetch;
 use super::workload::Workload;
 use crate::protocols::{vll::VllConfig, Protocol, ProtocolConfig};
-use crate::storage::Database;
+use crate::storage::{CreateTableError, Database, LoadError};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 use hdrhistogram::Histogram;
 use std::io::{IsTerminal, Write};
@@ -91,7 +91,8 @@ fn new_histogram() -> Histogram<u64> {
 }
 
 /// Loads `workload` into a fresh database for protocol `P` and opens the protocol for `threads`
-/// workers (with the VLL family's knobs `vll`).
+/// workers (with the VLL family's knobs `vll`). A workload whose tables cannot fit the machine's
+/// memory is refused before it loads (see [`super::memory`]).
 pub fn open<P: Protocol, W: Workload>(
     workload: &W,
     threads: usize,
@@ -99,9 +100,13 @@ pub fn open<P: Protocol, W: Workload>(
 ) -> Result<(P, f64), String> {
     let start = Instant::now();
     let mut db = Database::<P::Meta>::new();
-    workload
-        .load(&mut db)
-        .map_err(|e| format!("loading {}: {e}", workload.name()))?;
+    db.set_memory_limit(super::memory::physical());
+    workload.load(&mut db).map_err(|e| match e {
+        LoadError::Create(CreateTableError::OverMemory { .. }) => {
+            format!("loading {}: {e} (this machine's memory)", workload.name())
+        }
+        e => format!("loading {}: {e}", workload.name()),
+    })?;
     let load_secs = start.elapsed().as_secs_f64();
     Ok((
         P::open(

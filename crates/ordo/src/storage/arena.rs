@@ -67,6 +67,21 @@ fn locate(i: u64) -> (usize, u64) {
 impl<M: Default + Send + Sync> RowArena<M> {
     /// An empty arena for rows of `row_words` words.
     pub fn new(row_words: usize) -> Self {
+        let (data_offset, stride, align) = Self::slot_layout(row_words);
+        RowArena {
+            chunks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            grow: Mutex::new(()),
+            next: AtomicU64::new(0),
+            row_words,
+            data_offset,
+            stride,
+            align,
+            _m: PhantomData,
+        }
+    }
+
+    /// Where a slot's data starts, the slot's size and its alignment, for rows of `row_words` words.
+    fn slot_layout(row_words: usize) -> (usize, usize, usize) {
         let header = std::mem::size_of::<Header<M>>();
         let align = std::mem::align_of::<Header<M>>().max(8);
         let data_offset = header.next_multiple_of(8);
@@ -78,16 +93,12 @@ impl<M: Default + Send + Sync> RowArena<M> {
         } else {
             packed
         };
-        RowArena {
-            chunks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
-            grow: Mutex::new(()),
-            next: AtomicU64::new(0),
-            row_words,
-            data_offset,
-            stride,
-            align,
-            _m: PhantomData,
-        }
+        (data_offset, stride, align)
+    }
+
+    /// The bytes one slot takes for rows of `row_words` words (header and data, padded).
+    pub fn slot_bytes(row_words: usize) -> usize {
+        Self::slot_layout(row_words).1
     }
 
     /// Slots handed out so far.

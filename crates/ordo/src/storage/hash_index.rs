@@ -98,6 +98,15 @@ unsafe impl Send for HashIndex {}
 unsafe impl Sync for HashIndex {}
 
 impl HashIndex {
+    /// The bytes of the slots [`Self::with_capacity`] allocates up front (saturating: a capacity
+    /// too large to allocate gives `u64::MAX`).
+    pub fn bytes_for(capacity: usize) -> u64 {
+        match capacity.saturating_mul(2).checked_next_power_of_two() {
+            Some(n) => (n.max(64) as u64).saturating_mul(std::mem::size_of::<Entry>() as u64),
+            None => u64::MAX,
+        }
+    }
+
     /// An index sized for `capacity` keys without growing.
     pub fn with_capacity(capacity: usize) -> Self {
         let first = Box::into_raw(Slots::new(capacity.saturating_mul(2)));

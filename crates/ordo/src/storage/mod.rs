@@ -12,7 +12,7 @@ pub mod schema;
 pub mod table;
 
 pub use arena::{RowId, ABSENT};
-pub use database::{Database, DuplicateTable};
+pub use database::{CreateTableError, Database};
 pub use row::{RowMut, RowRef, Value};
 pub use schema::{Column, ColumnSet, ColumnType, Schema, SchemaError};
 pub use table::{LoadError, Table, TableId, TableSpec, SUPREMUM};

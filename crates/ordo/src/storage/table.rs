@@ -97,6 +97,17 @@ pub struct Table<M> {
 pub const SUPREMUM: RowId = 0;
 
 impl<M: Default + Send + Sync> Table<M> {
+    /// The bytes a table built from `spec` takes once it holds its `capacity` rows, at least: a slot
+    /// per row (version word, the protocol's per-record state, the data) and the hash index, which is
+    /// allocated up front. Ordered indexes, versions kept beside the slots (the MVCC protocols') and
+    /// growth past the capacity come on top.
+    pub fn footprint(spec: &TableSpec) -> u64 {
+        let slot = RowArena::<M>::slot_bytes(spec.schema.row_words()) as u64;
+        (spec.capacity as u64)
+            .saturating_mul(slot)
+            .saturating_add(HashIndex::bytes_for(spec.capacity))
+    }
+
     pub(crate) fn new(id: TableId, spec: TableSpec) -> Self {
         let rows = RowArena::new(spec.schema.row_words());
         let sup = rows.alloc();
@@ -307,6 +318,8 @@ pub enum LoadError {
     Duplicate { table: String, key: u64 },
     #[error(transparent)]
     Schema(#[from] SchemaError),
+    #[error(transparent)]
+    Create(#[from] super::database::CreateTableError),
 }
 
 #[cfg(test)]
