@@ -571,15 +571,25 @@ impl<F: Flavor> Vll<F> {
         if blocked {
             let _waiting = crate::txn::wait::blocked();
             let mut idle = 0;
+            // As in the main loop: an SCA pass that found nothing is not rerun until another
+            // transaction finishes.
+            let mut sca_seen = u64::MAX;
             loop {
                 if part.front() == seq && part.claim(seq) {
                     break;
                 }
-                if F::SCA
-                    && part.blocked() >= self.blocked_limit
-                    && part.try_sca(w.id) == Ok(Some(seq))
-                {
-                    break;
+                if F::SCA && part.blocked() >= self.blocked_limit && part.finishes() != sca_seen {
+                    let epoch = part.finishes();
+                    match part.try_sca(w.id) {
+                        // This worker has no other blocked transaction (one per worker, and the
+                        // worker is this thread's alone), so SCA can only have picked this one.
+                        Ok(Some(found)) => {
+                            debug_assert_eq!(found, seq);
+                            break;
+                        }
+                        Ok(None) => sca_seen = epoch,
+                        Err(Busy) => {}
+                    }
                 }
                 pause(&mut idle);
             }
