@@ -94,7 +94,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             args.reps
         )));
     }
-    // Build every point first, so that a bad value fails before anything runs.
+    // Build every point first, and check the output file can be written, so that a bad value fails
+    // before anything runs.
+    let json = args
+        .json
+        .as_deref()
+        .map(crate::output::PendingFile::prepare)
+        .transpose()?;
     let points = args
         .workload
         .sweep()?
@@ -113,10 +119,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             vll,
         })?);
     }
-    if let Some(path) = &args.json {
+    if let Some(file) = json {
         let text = serde_json::to_string_pretty(&rows).expect("serializable results");
-        std::fs::write(path, text + "\n")
-            .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+        file.finish(&(text + "\n"))?;
     }
     // A serializable protocol that leaves the workload inconsistent broke its promise.
     let broken = rows

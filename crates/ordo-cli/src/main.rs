@@ -13,6 +13,7 @@
 mod bench;
 mod list;
 mod opts;
+mod output;
 mod report;
 mod spec;
 mod sql;

@@ -115,7 +115,17 @@ fn verify_all<W: ordo::harness::Workload>(
     let Verifications { args, protos, cfg } = v;
     let mut failed = false;
     let nw = crate::name_width();
+    // Every history file is checked writable before the first run.
+    let mut histories = Vec::new();
     for &info in protos {
+        histories.push(match &args.history {
+            Some(base) => Some(crate::output::PendingFile::prepare(&PathBuf::from(
+                format!("{}.{}.json", base.display(), info.name),
+            ))?),
+            None => None,
+        });
+    }
+    for (&info, history) in protos.iter().zip(histories) {
         let v = protocols::with_protocol(info.name, Runner { workload: w, cfg })
             .expect("validated protocol name")
             .map_err(UsageError)?;
@@ -137,12 +147,11 @@ fn verify_all<W: ordo::harness::Workload>(
         if let Err(e) = &v.invariants {
             println!("    invariant violated: {e}");
         }
-        if let Some(base) = &args.history {
-            let path = PathBuf::from(format!("{}.{}.json", base.display(), info.name));
+        if let Some(file) = history {
             let text = serde_json::to_string(&ordo::check::dbcop::to_dbcop_json(&v.history))
                 .expect("json");
-            std::fs::write(&path, text)
-                .map_err(|e| UsageError(format!("writing {}: {e}", path.display())))?;
+            let path = file.path().to_path_buf();
+            file.finish(&text)?;
             println!("    history written to {}", path.display());
         }
     }

@@ -82,6 +82,10 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "ycsb", "--rows", "1000", "--theta", "1e14"],
         // 1 / CI hot records overflowed the size check (it used to panic).
         vec!["bench", "-w", "vll-micro", "--ci", "1e-300"],
+        // Output that cannot be written: refused before the runs, not after them.
+        vec!["bench", "--json", "/no-such-dir/r.json"],
+        vec!["bench", "--json", "/"],
+        vec!["verify", "-p", "nocc", "--history", "/no-such-dir/h"],
     ];
     // Tables that cannot fit the machine's memory (read from /proc/meminfo): refused before loading
     // (they used to load until killed).
