@@ -111,9 +111,15 @@ pub fn number(s: &str) -> SqlResult<Datum> {
     if let Ok(v) = s.parse::<i64>() {
         return Ok(Datum::Int(v));
     }
-    s.parse::<f64>()
-        .map(Datum::Float)
-        .map_err(|_| SqlError::new("22P02", format!("invalid number \"{s}\"")))
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(Datum::Float(v)),
+        // PostgreSQL: "1e400" is out of range for type double precision.
+        Ok(_) => Err(SqlError::new(
+            "22003",
+            format!("\"{s}\" is out of range for type double precision"),
+        )),
+        Err(_) => Err(SqlError::new("22P02", format!("invalid number \"{s}\""))),
+    }
 }
 
 /// Compiles `e`.
@@ -429,7 +435,7 @@ fn arith(op: Op, x: Datum, y: Datum) -> SqlResult<Datum> {
                 _ => 0.0,
             };
             let (a, b) = (f(x), f(y));
-            Ok(Datum::Float(match op {
+            let r = match op {
                 Op::Add => a + b,
                 Op::Sub => a - b,
                 Op::Mul => a * b,
@@ -438,7 +444,22 @@ fn arith(op: Op, x: Datum, y: Datum) -> SqlResult<Datum> {
                 Op::Mod if b == 0.0 => return Err(div0()),
                 Op::Mod => a % b,
                 _ => unreachable!("arith is only called with arithmetic operators"),
-            }))
+            };
+            // As PostgreSQL's float8 operators: a finite result is required of finite inputs, and
+            // a product or quotient of non-zero ones must not vanish.
+            let out_of_range =
+                |what: &str| SqlError::new("22003", format!("value out of range: {what}"));
+            if r.is_infinite() && a.is_finite() && b.is_finite() {
+                return Err(out_of_range("overflow"));
+            }
+            if r == 0.0
+                && matches!(op, Op::Mul | Op::Div)
+                && a != 0.0
+                && (op == Op::Div || b != 0.0)
+            {
+                return Err(out_of_range("underflow"));
+            }
+            Ok(Datum::Float(r))
         }
         (x, y) => Err(SqlError::new(
             "42883",

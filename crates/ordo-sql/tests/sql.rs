@@ -134,6 +134,12 @@ fn transactions_follow_postgres() {
     assert_eq!(rows(&s, "SELECT v FROM t"), vec![vec![Datum::Int(1)]]);
     // Division by zero, unknown names, unsupported SQL: errors, not panics.
     assert_eq!(err(&s.execute("SELECT 1 / 0")), "22012");
+    // Out of double precision's range, as PostgreSQL: a literal, an overflow, an underflow.
+    assert_eq!(err(&s.execute("SELECT 1e400")), "22003");
+    assert_eq!(err(&s.execute("SELECT 1e308 * 10")), "22003");
+    assert_eq!(err(&s.execute("SELECT 1e-300 * 1e-300")), "22003");
+    assert_eq!(rows(&s, "SELECT 1e308 * 0"), vec![vec![Datum::Float(0.0)]]);
+    assert_eq!(rows(&s, "SELECT 1.5 * 2"), vec![vec![Datum::Float(3.0)]]);
     assert_eq!(err(&s.execute("SELECT nosuch FROM t")), "42703");
     assert_eq!(err(&s.execute("SELECT * FROM t, t AS u")), "0A000");
     assert_eq!(
