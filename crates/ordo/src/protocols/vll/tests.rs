@@ -359,21 +359,10 @@ enum Drive {
     Execute,
 }
 
-/// Runs `threads` workers of flavor `F` over contended transfers (and inserts/scans), then checks the
-/// history, the invariants, and that every counter and the queue are back to zero.
+/// Runs `threads` workers of flavor `F` over contended transfers (and inserts/scans), submitted as
+/// `drive` says, then checks the history, the invariants, and that every counter and the queue are
+/// back to zero.
 fn contended_run<F: Flavor>(
-    threads: u32,
-    per_thread: u64,
-    limit: usize,
-    batch: usize,
-    inserts: bool,
-) where
-    Vll<F>: Protocol<Meta = <F::Scheme as LockScheme>::Meta>,
-{
-    contended_run_by::<F>(Drive::Loop, threads, per_thread, limit, batch, inserts)
-}
-
-fn contended_run_by<F: Flavor>(
     drive: Drive,
     threads: u32,
     per_thread: u64,
@@ -480,12 +469,12 @@ fn colocated_zero(p: &Vll<Basic>) {
 fn contended_runs_are_serializable_under_every_flavor() {
     // 4 threads on a 2-core machine: preemption mid-transaction adds interleavings.
     // Batches of 1 are Fig. 1's one-at-a-time admission; larger ones admit several per section.
-    contended_run::<Basic>(4, 3_000, 4, 1, true);
-    contended_run::<Basic>(4, 3_000, 4, 8, true);
-    contended_run::<WithSca>(4, 3_000, 2, 4, true);
-    contended_run::<WithSca>(3, 3_000, 16, 1, false);
-    contended_run::<ArrayedCounters>(4, 2_000, 4, 4, true);
-    contended_run::<Ranges>(4, 2_000, 4, 4, true);
+    contended_run::<Basic>(Drive::Loop, 4, 3_000, 4, 1, true);
+    contended_run::<Basic>(Drive::Loop, 4, 3_000, 4, 8, true);
+    contended_run::<WithSca>(Drive::Loop, 4, 3_000, 2, 4, true);
+    contended_run::<WithSca>(Drive::Loop, 3, 3_000, 16, 1, false);
+    contended_run::<ArrayedCounters>(Drive::Loop, 4, 2_000, 4, 4, true);
+    contended_run::<Ranges>(Drive::Loop, 4, 2_000, 4, 4, true);
 }
 
 /// Transactions handed one at a time to `execute` by more threads than cores: a blocked one waits
@@ -493,10 +482,10 @@ fn contended_runs_are_serializable_under_every_flavor() {
 /// thread's SCA pass — never twice, never another thread's.
 #[test]
 fn one_at_a_time_callers_are_serializable_under_every_flavor() {
-    contended_run_by::<Basic>(Drive::Execute, 4, 2_000, 1, 1, true);
-    contended_run_by::<WithSca>(Drive::Execute, 4, 2_000, 1, 1, true);
-    contended_run_by::<WithSca>(Drive::Execute, 3, 2_000, 2, 1, false);
-    contended_run_by::<Ranges>(Drive::Execute, 3, 1_000, 1, 1, true);
+    contended_run::<Basic>(Drive::Execute, 4, 2_000, 1, 1, true);
+    contended_run::<WithSca>(Drive::Execute, 4, 2_000, 1, 1, true);
+    contended_run::<WithSca>(Drive::Execute, 3, 2_000, 2, 1, false);
+    contended_run::<Ranges>(Drive::Execute, 3, 1_000, 1, 1, true);
 }
 
 fn run_threads<F: Flavor>(p: &Vll<F>, threads: u32, per_thread: u64) {
