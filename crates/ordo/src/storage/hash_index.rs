@@ -34,8 +34,15 @@ struct Slots {
 }
 
 impl Slots {
+    /// How many slots a table made for `capacity` has: a power of two, at least 64. `None` when
+    /// that does not fit a `usize`.
+    fn count_for(capacity: usize) -> Option<usize> {
+        capacity.checked_next_power_of_two().map(|n| n.max(64))
+    }
+
     fn new(capacity: usize) -> Box<Self> {
-        let n = capacity.next_power_of_two().max(64);
+        // A capacity past any allocation is a hint that cannot be honoured: start small and grow.
+        let n = Self::count_for(capacity).unwrap_or(64);
         let entries = (0..n)
             .map(|_| Entry {
                 key: AtomicU64::new(0),
@@ -101,8 +108,8 @@ impl HashIndex {
     /// The bytes of the slots [`Self::with_capacity`] allocates up front (saturating: a capacity
     /// too large to allocate gives `u64::MAX`).
     pub fn bytes_for(capacity: usize) -> u64 {
-        match capacity.saturating_mul(2).checked_next_power_of_two() {
-            Some(n) => (n.max(64) as u64).saturating_mul(std::mem::size_of::<Entry>() as u64),
+        match Slots::count_for(capacity.saturating_mul(2)) {
+            Some(n) => (n as u64).saturating_mul(std::mem::size_of::<Entry>() as u64),
             None => u64::MAX,
         }
     }
