@@ -184,6 +184,41 @@ fn pause(idle: &mut u32) {
     }
 }
 
+/// What one turn's attempt at SCA did (see [`sca_turn`]).
+enum ScaTurn {
+    /// Not due: the queue is not full, or nothing finished since a pass found nothing.
+    NotDue,
+    /// Another thread held the critical section ([`Partition::try_sca`]).
+    Busy,
+    /// A pass ran, and found this transaction of the caller's (or none).
+    Ran(Option<Seq>),
+}
+
+/// SCA for `owner`'s blocked transactions when the queue is full (`limit` blocked) and the latch is
+/// free. A pass that found nothing is not rerun until another transaction finishes: enqueues add only
+/// younger transactions, so until then it would find nothing again. `seen` keeps `finishes()` as of
+/// the last such pass (start it at `u64::MAX`).
+fn sca_turn<S: LockScheme>(
+    part: &Partition<S>,
+    owner: u32,
+    limit: usize,
+    seen: &mut u64,
+) -> ScaTurn {
+    if part.blocked() < limit || part.finishes() == *seen {
+        return ScaTurn::NotDue;
+    }
+    let epoch = part.finishes();
+    match part.try_sca(owner) {
+        Err(Busy) => ScaTurn::Busy,
+        Ok(found) => {
+            if found.is_none() {
+                *seen = epoch;
+            }
+            ScaTurn::Ran(found)
+        }
+    }
+}
+
 impl<F: Flavor> Vll<F> {
     fn partition(&self) -> &Partition<F::Scheme> {
         &self.part
@@ -268,8 +303,6 @@ impl<F: Flavor> Vll<F> {
         };
         let mut exhausted = false;
         let mut idle = 0;
-        // `finishes()` when SCA last found nothing: until another transaction finishes, it would find
-        // nothing again (enqueues add only younger transactions), so it is not rerun.
         let mut sca_seen = u64::MAX;
         loop {
             // 1. The head rule: my oldest blocked transaction is the front of the queue.
@@ -302,16 +335,12 @@ impl<F: Flavor> Vll<F> {
                 return;
             }
             // 3. The queue is full: selective contention analysis, for one of my transactions.
-            if F::SCA
-                && !st.pending.is_empty()
-                && part.blocked() >= st.limit.size()
-                && part.finishes() != sca_seen
-            {
-                let epoch = part.finishes();
-                match part.try_sca(w.id) {
+            if F::SCA && !st.pending.is_empty() {
+                match sca_turn(part, w.id, st.limit.size(), &mut sca_seen) {
+                    ScaTurn::NotDue => {}
                     // Someone else is in the critical section: try again on a later turn.
-                    Err(Busy) => st.stats.sca_busy += 1,
-                    Ok(found) => {
+                    ScaTurn::Busy => st.stats.sca_busy += 1,
+                    ScaTurn::Ran(found) => {
                         st.stats.sca_runs += 1;
                         if let Some(seq) = found {
                             st.stats.sca_found += 1;
@@ -325,7 +354,6 @@ impl<F: Flavor> Vll<F> {
                             idle = 0;
                             continue;
                         }
-                        sca_seen = epoch;
                     }
                 }
             }
@@ -571,24 +599,19 @@ impl<F: Flavor> Vll<F> {
         if blocked {
             let _waiting = crate::txn::wait::blocked();
             let mut idle = 0;
-            // As in the main loop: an SCA pass that found nothing is not rerun until another
-            // transaction finishes.
             let mut sca_seen = u64::MAX;
             loop {
                 if part.front() == seq && part.claim(seq) {
                     break;
                 }
-                if F::SCA && part.blocked() >= self.blocked_limit && part.finishes() != sca_seen {
-                    let epoch = part.finishes();
-                    match part.try_sca(w.id) {
+                if F::SCA {
+                    if let ScaTurn::Ran(Some(found)) =
+                        sca_turn(part, w.id, self.blocked_limit, &mut sca_seen)
+                    {
                         // This worker has no other blocked transaction (one per worker, and the
                         // worker is this thread's alone), so SCA can only have picked this one.
-                        Ok(Some(found)) => {
-                            debug_assert_eq!(found, seq);
-                            break;
-                        }
-                        Ok(None) => sca_seen = epoch,
-                        Err(Busy) => {}
+                        debug_assert_eq!(found, seq);
+                        break;
                     }
                 }
                 pause(&mut idle);
