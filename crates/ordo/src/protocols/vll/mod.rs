@@ -48,6 +48,11 @@
 //!
 //! * One partition: the whole database, one TxnQueue shared by every worker thread (the paper's
 //!   multi-threaded single-server VLL). Partitioned and deterministic variants build on the same parts.
+//! * The shared TxnQueue is stored in **lanes**, one per worker: each worker's entries sit on cache
+//!   lines only its own critical sections write, and everything else a section writes (latch word,
+//!   published front and blocked count, the queue's counter, counts and lane heads) shares one
+//!   aligned pair of lines, the only part of the partition that moves between cores with the latch
+//!   ([`txn_queue`], [`partition`]). Queue order is unchanged: one sequence counter, lanes merged by it.
 //! * A blocked transaction's program stays with the worker that admitted it; that worker runs it when it
 //!   reaches the front (or SCA selects it). See `worker`.
 //! * Ranges: `vll` locks every key of a declared range one by one (up to
