@@ -33,6 +33,7 @@ use super::sca::Sca;
 use super::scheme::LockScheme;
 use super::txn_queue::{Seq, TxnQueue, TxnState, MAX_LANES};
 use crate::storage::Database;
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -65,16 +66,22 @@ struct Inner<S: LockScheme> {
     /// Boxed: its 200 kB of bits live elsewhere anyway, and the partition's hot fields stay in one
     /// cache-line pair.
     sca: Option<Box<Sca>>,
-    spare: Vec<Vec<S::Request>>,
+    /// Lock-list copies for reuse (with SCA), one pool per queue lane: a worker's copies are
+    /// written by its own sections only, as its lane's entries are.
+    spare: Box<[CachePadded<LockLists<S::Request>>]>,
 }
+
+/// A pool of emptied lock lists.
+type LockLists<R> = Vec<Vec<R>>;
 
 /// One partition's lock state and TxnQueue.
 ///
 /// Layout: everything a critical section writes — the published atomics, the latch word, the
 /// queue's counter, counts and lane heads — comes first, in one aligned pair of cache lines, so a
 /// section pulls that pair over from the core that held the latch last and nothing else of the
-/// partition (the queue's entries are in the worker's own lane, see [`TxnQueue`]); what it only
-/// reads (the lanes' address, the wall count, the SCA switch) follows, in lines that stay shared.
+/// partition (the queue's entries are in the worker's own lane, see [`TxnQueue`], and so are the
+/// recycled lock-list copies SCA keeps); what it only reads (the lanes' address, the wall count,
+/// the SCA switch) follows, in lines that stay shared.
 /// Measured at 2 workers on `vll-micro` (cycles inside a section that finishes and begins four
 /// transactions): ≈ 750 with one ring and the header over three lines, ≈ 640 with lanes alone,
 /// see `docs/results/vll.md`. (The latch's word comes right after the atomics as `lock_api::Mutex`
@@ -97,7 +104,7 @@ impl<S: LockScheme> Partition<S> {
                 locks: S::State::default(),
                 walls: 0,
                 sca: sca.then(|| Box::new(Sca::new())),
-                spare: Vec::new(),
+                spare: (0..MAX_LANES).map(|_| CachePadded::default()).collect(),
             }),
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
@@ -184,7 +191,9 @@ impl<S: LockScheme> Partition<S> {
         }
         let mut copy = Vec::new();
         if inner.sca.is_some() {
-            copy = inner.spare.pop().unwrap_or_default();
+            copy = inner.spare[inner.queue.lane_of(owner)]
+                .pop()
+                .unwrap_or_default();
             copy.clear();
             copy.extend_from_slice(locks);
         }
@@ -230,8 +239,9 @@ impl<S: LockScheme> Partition<S> {
         if q.alone {
             inner.walls -= 1;
         }
-        if q.locks.capacity() > 0 && inner.spare.len() < 64 {
-            inner.spare.push(q.locks);
+        let spare = &mut inner.spare[inner.queue.lane_of_seq(seq)];
+        if q.locks.capacity() > 0 && spare.len() < 64 {
+            spare.push(q.locks);
         }
     }
 

@@ -142,6 +142,12 @@ impl<T> TxnQueue<T> {
         self.enqueue_in(0, payload, blocked)
     }
 
+    /// The lane of transaction `seq`.
+    #[inline]
+    pub fn lane_of_seq(&self, seq: Seq) -> usize {
+        (seq & ((1 << self.shift) - 1)) as usize
+    }
+
     /// [`Self::enqueue`] into the lane of `owner` ([`Self::lane_of`]).
     pub fn enqueue_in(&mut self, owner: u32, payload: T, blocked: bool) -> Seq {
         let lane = self.lane_of(owner);
@@ -170,7 +176,7 @@ impl<T> TxnQueue<T> {
     /// Where transaction `seq`'s entry is: its lane, and its index there.
     #[inline]
     fn locate(&self, seq: Seq) -> Option<(usize, usize)> {
-        let lane = (seq & ((1 << self.shift) - 1)) as usize;
+        let lane = self.lane_of_seq(seq);
         let entries = &self.lanes[lane];
         let first = entries.front()?.seq;
         let i = if self.shift == 0 {
