@@ -239,9 +239,11 @@ impl<S: LockScheme> Partition<S> {
         if q.alone {
             inner.walls -= 1;
         }
-        let spare = &mut inner.spare[inner.queue.lane_of_seq(seq)];
-        if q.locks.capacity() > 0 && spare.len() < 64 {
-            spare.push(q.locks);
+        if q.locks.capacity() > 0 {
+            let spare = &mut inner.spare[inner.queue.lane_of_seq(seq)];
+            if spare.len() < 64 {
+                spare.push(q.locks);
+            }
         }
     }
 

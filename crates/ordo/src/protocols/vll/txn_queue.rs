@@ -149,6 +149,7 @@ impl<T> TxnQueue<T> {
     }
 
     /// [`Self::enqueue`] into the lane of `owner` ([`Self::lane_of`]).
+    #[inline]
     pub fn enqueue_in(&mut self, owner: u32, payload: T, blocked: bool) -> Seq {
         let lane = self.lane_of(owner);
         let seq = (self.next << self.shift) | lane as Seq;
@@ -182,6 +183,9 @@ impl<T> TxnQueue<T> {
         let i = if self.shift == 0 {
             // One lane holds every sequence number from its first on.
             usize::try_from(seq.checked_sub(first)?).ok()?
+        } else if seq == first {
+            // A worker finishes its transactions mostly oldest first.
+            0
         } else {
             entries.binary_search_by_key(&seq, |e| e.seq).ok()?
         };
@@ -199,10 +203,17 @@ impl<T> TxnQueue<T> {
     }
 
     /// `TxnQueue.Remove(T)`: takes transaction `seq` out (from anywhere) and returns its payload.
+    #[inline]
     pub fn remove(&mut self, seq: Seq) -> Option<T> {
         let (lane, i) = self.locate(seq)?;
         let entries = &mut self.lanes[lane];
-        let mut slot = entries.get_mut(i)?.slot.take()?;
+        let mut slot = if i == 0 {
+            // The lane's front (the common case: a worker finishes its oldest first) is popped at
+            // once rather than left as a hole; a lane's front is never a hole.
+            entries.pop_front()?.slot?
+        } else {
+            entries.get_mut(i)?.slot.take()?
+        };
         while matches!(entries.front(), Some(Entry { slot: None, .. })) {
             entries.pop_front();
         }
