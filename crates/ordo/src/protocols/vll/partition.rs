@@ -81,11 +81,10 @@ type LockLists<R> = Vec<Vec<R>>;
 /// section pulls that pair over from the core that held the latch last and nothing else of the
 /// partition (the queue's entries are in the worker's own lane, see [`TxnQueue`], and so are the
 /// recycled lock-list copies SCA keeps); what it only reads (the lanes' address, the wall count,
-/// the SCA switch) follows, in lines that stay shared.
-/// Measured at 2 workers on `vll-micro` (cycles inside a section that finishes and begins four
-/// transactions): ≈ 750 with one ring and the header over three lines, ≈ 640 with lanes alone,
-/// see `docs/results/vll.md`. (The latch's word comes right after the atomics as `lock_api::Mutex`
-/// keeps its possibly unsized data last; a test checks the layout.)
+/// the SCA switch) follows, in lines that stay shared. (`docs/results/vll.md`, ninth pass: a
+/// section at 2 workers took ≈ 750 cycles with one ring and this header over three lines, ≈ 650
+/// after.) The latch's word comes right after the atomics, as `lock_api::Mutex` keeps its possibly
+/// unsized data last; a test checks the layout.
 #[repr(C, align(128))]
 pub struct Partition<S: LockScheme> {
     front: AtomicU64,
@@ -321,8 +320,7 @@ impl<S: LockScheme> Partition<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocols::vll::counters::Colocated;
-    use crate::protocols::vll::counters::LockRequest;
+    use crate::protocols::vll::counters::{Colocated, LockRequest};
     use crate::protocols::vll::scheme::PointLocks;
 
     #[test]

@@ -170,16 +170,17 @@ impl Sca {
     }
 }
 
+/// SCA's oracle and random queues, also used by the TxnQueue's tests.
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
     /// A queued transaction for the tests: blocked or not, and (key, exclusive) locks.
     #[derive(Clone, Debug)]
-    struct T {
-        blocked: bool,
-        locks: Vec<(u64, bool)>,
+    pub(in crate::protocols::vll) struct T {
+        pub blocked: bool,
+        pub locks: Vec<(u64, bool)>,
     }
 
     fn run(sca: &mut Sca, q: &[T]) -> Option<usize> {
@@ -207,13 +208,14 @@ mod tests {
     }
 
     /// The oracle: every blocked transaction that conflicts with no older one.
-    fn runnable(q: &[T]) -> Vec<usize> {
+    pub(in crate::protocols::vll) fn runnable(q: &[T]) -> Vec<usize> {
         (0..q.len())
             .filter(|&i| q[i].blocked && !q[..i].iter().any(|o| conflicts(o, &q[i])))
             .collect()
     }
 
-    fn random_queue(rng: &mut impl Rng) -> Vec<T> {
+    /// 1 to 11 transactions over 16 keys, each key once per transaction (as planning leaves them).
+    pub(in crate::protocols::vll) fn random_queue(rng: &mut impl Rng) -> Vec<T> {
         let n = rng.gen_range(1..12);
         (0..n)
             .map(|_| {

@@ -461,45 +461,32 @@ mod tests {
     }
 
     /// SCA over a laned queue scans the lanes merged, oldest first: it returns the oldest blocked
-    /// transaction that conflicts with no older one, whatever lanes the transactions sit in.
+    /// transaction that conflicts with no older one (SCA's brute-force oracle on the queue's order),
+    /// whatever lanes the transactions sit in.
     #[test]
     fn sca_scans_the_lanes_in_queue_order() {
+        use super::super::sca::tests::{random_queue, runnable, T};
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
         let mut sca = Sca::new();
         for _ in 0..2_000 {
             let mut q = TxnQueue::with_lanes(8);
-            for _ in 0..rng.gen_range(1..14) {
-                // A lock list as planning leaves it: each key once.
-                let mut locks: Vec<(u64, bool)> = (0..rng.gen_range(1..4))
-                    .map(|_| (rng.gen_range(0..12u64), rng.gen_bool(0.5)))
-                    .collect();
-                locks.sort();
-                locks.dedup_by_key(|l| l.0);
-                let seq = q.enqueue_in(rng.gen_range(0..16), locks, rng.gen_bool(0.6));
+            for t in random_queue(&mut rng) {
+                let blocked = t.blocked;
+                let seq = q.enqueue_in(rng.gen_range(0..16), t, blocked);
                 if rng.gen_bool(0.2) {
                     q.remove(seq);
                 }
             }
-            // (sequence number, blocked, lock list), oldest first.
-            type Locks = Vec<(u64, bool)>;
-            let queue: Vec<(Seq, bool, Locks)> = q
-                .iter()
-                .map(|(s, st, l)| (s, st == TxnState::Blocked, l.clone()))
-                .collect();
-            let conflicts = |a: &[(u64, bool)], b: &[(u64, bool)]| {
-                a.iter()
-                    .any(|&(k, x)| b.iter().any(|&(k2, x2)| k == k2 && (x || x2)))
-            };
-            let want = (0..queue.len())
-                .find(|&i| queue[i].1 && !queue[..i].iter().any(|o| conflicts(&o.2, &queue[i].2)))
-                .map(|i| queue[i].0);
+            let (seqs, left): (Vec<Seq>, Vec<T>) =
+                q.iter().map(|(seq, _, t)| (seq, t.clone())).unzip();
+            let want = runnable(&left).first().map(|&i| seqs[i]);
             let got = q.sca(
                 &mut sca,
                 |_| true,
-                |l, f| l.iter().for_each(|&(k, x)| f(k, x)),
+                |t, f| t.locks.iter().for_each(|&(k, x)| f(k, x)),
             );
-            assert_eq!(got, want, "{queue:?}");
+            assert_eq!(got, want, "{left:?}");
         }
     }
 }
