@@ -131,10 +131,16 @@ impl<T> TxnQueue<T> {
         }
     }
 
+    /// The lane bits of a sequence number (the lane count less one).
+    #[inline]
+    fn lane_mask(&self) -> u64 {
+        (1 << self.shift) - 1
+    }
+
     /// The lane that `owner`'s transactions go into.
     #[inline]
     pub fn lane_of(&self, owner: u32) -> usize {
-        owner as usize & (self.lanes.len() - 1)
+        (owner as u64 & self.lane_mask()) as usize
     }
 
     /// `TxnQueue.Enqueue(T)`: appends a transaction, free or blocked (into the first lane).
@@ -145,7 +151,7 @@ impl<T> TxnQueue<T> {
     /// The lane of transaction `seq`.
     #[inline]
     pub fn lane_of_seq(&self, seq: Seq) -> usize {
-        (seq & ((1 << self.shift) - 1)) as usize
+        (seq & self.lane_mask()) as usize
     }
 
     /// [`Self::enqueue`] into the lane of `owner` ([`Self::lane_of`]).
@@ -251,13 +257,6 @@ impl<T> TxnQueue<T> {
     /// The payload of transaction `seq`.
     pub fn payload(&self, seq: Seq) -> Option<&T> {
         self.slot(seq).map(|s| &s.payload)
-    }
-
-    /// Mutable payload; drops the cached SCA footprint (the payload's keys may change).
-    pub fn payload_mut(&mut self, seq: Seq) -> Option<&mut T> {
-        let fp = self.slot_mut(seq)?.footprint.take();
-        self.recycle(fp);
-        self.slot_mut(seq).map(|s| &mut s.payload)
     }
 
     /// Unblocks transaction `seq` (Blocked → Running). `true` exactly once per blocked transaction.
