@@ -11,9 +11,9 @@
 //! This queue is a plain data structure, generic over the per-transaction `payload` (what the caller
 //! needs back: lock requests, an owner, a program), with no locking and no threads of its own: callers
 //! hold their partition's critical section around it (VLL), or own it from one thread (a deterministic
-//! scheduler). Entries are named by a sequence number ([`Seq`]) handed out at enqueue; removal empties
-//! the entry's slot (found directly in a one-lane queue, by binary search in its lane otherwise), and
-//! empty slots are popped once they reach their lane's front.
+//! scheduler). Entries are named by a sequence number ([`Seq`]) handed out at enqueue. Removal finds
+//! the entry directly (in a one-lane queue, or at its lane's front) or by binary search in its lane;
+//! the lane's front is popped, an entry behind it leaves a hole, popped once it reaches the front.
 //!
 //! A blocked entry becomes runnable by being **claimed** ([`TxnQueue::claim`]: Blocked → Running, the
 //! paper's `T.Type = Free`), which succeeds once, so no transaction ever runs twice.
