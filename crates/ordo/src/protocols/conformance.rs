@@ -3,7 +3,8 @@
 //! `single_thread_semantics` pins down the [`Tx`] contract (reads see own writes, absent keys, inserts,
 //! deletes, scans, column-level writes); `abort_undoes_writes` holds for every protocol except `nocc`;
 //! `read_only_tables` pins down tables that are read-only once loaded (reads see the loaded rows, every
-//! write is refused with `InvalidData` and changes nothing).
+//! write is refused with `InvalidData` and changes nothing); `a_panicking_program_holds_nothing`
+//! pins down what `Protocol::execute` leaves behind when a program panics (nothing held, writes undone).
 //! The multi-threaded checks live in `harness::verify` and the workload tests.
 
 use crate::protocols::{Protocol, ProtocolConfig};
@@ -411,6 +412,124 @@ pub fn worker_ids_go_on_after_an_ended_worker<P: Protocol>() {
     }
 }
 
+/// A program that sets `b` of each key in `keys` (absent ones are declared and locked, and found
+/// missing) and then, with `fail`, panics as a user's program with a bug would: see
+/// [`a_panicking_program_holds_nothing`].
+struct WriteB {
+    keys: &'static [u64],
+    b: i64,
+    fail: bool,
+    /// What the write of the first key found there.
+    before: Option<i64>,
+}
+
+impl crate::txn::Program for WriteB {
+    fn name(&self) -> &'static str {
+        "write-b"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn declare(&self, _: usize, out: &mut Vec<crate::txn::Access>) {
+        let b = ColumnSet::one(B);
+        for &k in self.keys {
+            out.push(crate::txn::Access::update(KV, k, b, b));
+        }
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> crate::txn::TxResult<()> {
+        let b = self.b;
+        for (i, &k) in self.keys.iter().enumerate() {
+            let mut before = None;
+            tx.update(KV, k, ColumnSet::one(B), |r| {
+                before = Some(r.int(B));
+                r.set_int(B, b)
+            })?;
+            if i == 0 {
+                self.before = before;
+            }
+        }
+        if self.fail {
+            // `resume_unwind` unwinds like a panic without running the panic hook, so a passing
+            // test prints nothing.
+            std::panic::resume_unwind(Box::new("the program panicked"));
+        }
+        Ok(())
+    }
+}
+
+/// A program that panics while it runs (`Protocol::execute`, the embedding path) holds nothing
+/// afterwards: the panic reaches the caller, and another worker's transaction on the same keys then
+/// runs and commits — instead of waiting forever for locks, a queue entry or a grant the unwound
+/// thread never gave back. Where aborts undo writes (every protocol but `nocc`), it also reads the
+/// value from before the panicking write. Run with one key (a local transaction where partitions
+/// exist) and with two keys in two partitions (a queued multi-partition one).
+pub fn a_panicking_program_holds_nothing<P: Protocol>() {
+    let p = std::sync::Arc::new(open_small::<P>());
+    // Keys 30 (present, partition 0 of 2) and 35 (absent, partition 1).
+    for (round, keys) in [&[30u64][..], &[30, 35][..]].into_iter().enumerate() {
+        let b = 1 + round as i64;
+        let mut w = p.worker(0, false);
+        let mut boom = WriteB {
+            keys,
+            b: 99,
+            fail: true,
+            before: None,
+        };
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            p.execute(&mut w, &mut boom)
+        }));
+        assert!(
+            unwound.is_err(),
+            "{}: the program's panic reaches the caller",
+            P::INFO.name
+        );
+        drop(w);
+        // On another thread, so that a protocol that kept something held fails the test (after a
+        // timeout) rather than hanging it; that thread is then left blocked.
+        let (done, finished) = std::sync::mpsc::channel();
+        let q = std::sync::Arc::clone(&p);
+        std::thread::spawn(move || {
+            let mut w = q.worker(1, false);
+            let mut next = WriteB {
+                keys,
+                b,
+                fail: false,
+                before: None,
+            };
+            let r = q.execute(&mut w, &mut next);
+            let _ = done.send((r, next.before));
+        });
+        let (r, before) = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{}: a transaction on the keys {keys:?} the panicking program held did not \
+                     finish in 20 s",
+                    P::INFO.name
+                )
+            });
+        r.unwrap_or_else(|a| panic!("{}: after the panic: {a}", P::INFO.name));
+        if P::INFO.isolation != crate::protocols::Isolation::None {
+            assert_eq!(
+                before,
+                Some(b - 1),
+                "{}: the panicking program's write was undone",
+                P::INFO.name
+            );
+        }
+        // The panicking worker's id is free again, and its thread can go on.
+        let mut w = p.worker(0, false);
+        let mut tx = p.begin(&mut w);
+        assert_eq!(
+            tx.get(KV, 30, ColumnSet::one(B)).unwrap().unwrap().int(B),
+            b,
+            "{}",
+            P::INFO.name
+        );
+        tx.commit().unwrap();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,6 +553,21 @@ mod tests {
             type Output = ();
             fn visit<P: crate::protocols::Protocol>(self) {
                 worker_ids_go_on_after_an_ended_worker::<P>();
+            }
+        }
+        for name in crate::protocols::names() {
+            crate::protocols::with_protocol(name, Check).unwrap();
+        }
+    }
+
+    /// [`a_panicking_program_holds_nothing`] for every registered protocol.
+    #[test]
+    fn every_protocol_releases_what_a_panicking_program_held() {
+        struct Check;
+        impl crate::protocols::ProtocolVisitor for Check {
+            type Output = ();
+            fn visit<P: crate::protocols::Protocol>(self) {
+                a_panicking_program_holds_nothing::<P>();
             }
         }
         for name in crate::protocols::names() {

@@ -103,6 +103,10 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 
     /// Runs `program` once, to commit or abort. Interactive protocols run its pieces in order inside one
     /// transaction (the default); protocols with their own execution model override this.
+    ///
+    /// If the program panics, the panic reaches the caller after the transaction was rolled back (by
+    /// every protocol that undoes aborts) and everything it held — locks, a queue entry, a place in
+    /// a global order — was released: other workers go on (`conformance::a_panicking_program_holds_nothing`).
     fn execute<P: Program>(&self, worker: &mut Self::Worker, program: &mut P) -> TxResult<()> {
         let mut tx = self.begin(worker);
         run_pieces(program, &mut tx)?;

@@ -161,22 +161,23 @@ impl<S: Flavor> Deterministic<S> {
         } else {
             Cover::Keys { locks, accesses }
         };
-        let out = {
-            let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
-            match run_pieces(program, &mut tx) {
-                Ok(()) => tx.commit(),
-                Err(a) => Err(a),
-            }
+        let _release = Release {
+            engine: &self.engine,
+            seq,
         };
-        self.engine.release(seq);
-        out
+        // The transaction (rolled back by its drop on an abort or a panic) ends before the release.
+        let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
+        match run_pieces(program, &mut tx) {
+            Ok(()) => tx.commit(),
+            Err(a) => Err(a),
+        }
     }
 }
 
 impl<S: Flavor> Protocol for Deterministic<S> {
     type Meta = ();
     type Worker = DetWorker;
-    type Tx<'w> = HoldingTx<'w, (), Barrier<'w, S>>;
+    type Tx<'w> = HoldingTx<'w, (), Release<'w, S>>;
 
     const INFO: ProtocolInfo = S::INFO;
 
@@ -215,7 +216,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         });
         let ready = Self::next_ready(w);
         debug_assert_eq!(ready.tag, u64::MAX);
-        let barrier = Barrier {
+        let barrier = Release {
             engine: &self.engine,
             seq: ready.seq,
         };
@@ -312,14 +313,15 @@ impl<S: Flavor> Protocol for Deterministic<S> {
     }
 }
 
-/// A barrier's place in the global order: while held, the interactive transaction holds the whole
-/// database; dropping it releases the barrier so later transactions run.
-pub struct Barrier<'w, S: Flavor> {
+/// A granted place in the global order — an interactive transaction's barrier, or a program's
+/// lock set: dropping it tells the lock manager that `seq` finished, so later transactions run
+/// (also when a program's panic unwinds through it).
+pub struct Release<'w, S: Flavor> {
     engine: &'w Engine<S>,
     seq: u64,
 }
 
-impl<S: Flavor> Drop for Barrier<'_, S> {
+impl<S: Flavor> Drop for Release<'_, S> {
     fn drop(&mut self) {
         self.engine.release(self.seq);
     }

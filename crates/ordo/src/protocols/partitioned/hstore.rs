@@ -133,19 +133,33 @@ impl Protocol for HStore {
         let n = self.partitions();
         w.parts.of(&self.db, &w.accesses, n)?;
         self.lock(&w.parts.list);
-        let out = {
-            let cover = Cover::Partitions {
-                held: &w.parts.bits,
-                partitions: n,
-            };
-            let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
-            match run_pieces(program, &mut tx) {
-                Ok(()) => tx.commit(),
-                Err(a) => Err(a),
-            }
+        let _unlock = Unlock {
+            p: self,
+            list: &w.parts.list,
         };
-        self.unlock(&w.parts.list);
-        out
+        let cover = Cover::Partitions {
+            held: &w.parts.bits,
+            partitions: n,
+        };
+        // The transaction (rolled back by its drop on an abort or a panic) ends before the unlock.
+        let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
+        match run_pieces(program, &mut tx) {
+            Ok(()) => tx.commit(),
+            Err(a) => Err(a),
+        }
+    }
+}
+
+/// The partition locks a program's transaction holds; dropping this unlocks them (after it ran, or
+/// while a panic in the program unwinds, so that no other thread waits for them forever).
+struct Unlock<'a> {
+    p: &'a HStore,
+    list: &'a [u32],
+}
+
+impl Drop for Unlock<'_> {
+    fn drop(&mut self) {
+        self.p.unlock(self.list);
     }
 }
 

@@ -197,8 +197,9 @@ impl Engine for HStoreLockMgr {
                 let mut locks = g.lm.spare_list();
                 locks.extend_from_slice(&s.locks);
                 if g.lm.request(seq, locks, &mut g.ready) {
+                    let release = ReleaseOnDrop { part: &mut *g, seq };
                     let out = run(&self.db, w, s, program);
-                    g.lm.release(seq, &mut g.ready);
+                    drop(release);
                     debug_assert!(g.ready.is_empty(), "nothing waits for a local transaction");
                     return Admitted::Done(out);
                 }
@@ -236,6 +237,21 @@ impl Engine for HStoreLockMgr {
             self.latch(p).finish(seq);
         }
         s.queued.clear();
+    }
+}
+
+/// Releases a local transaction's locks in its partition when dropped: after it ran, or while a
+/// panic in its program unwinds (the latch's guard unlocks the partition then, and this keeps the
+/// lock manager from holding the keys forever).
+struct ReleaseOnDrop<'a> {
+    part: &'a mut Partition,
+    seq: u64,
+}
+
+impl Drop for ReleaseOnDrop<'_> {
+    fn drop(&mut self) {
+        let p = &mut *self.part;
+        p.lm.release(self.seq, &mut p.ready);
     }
 }
 

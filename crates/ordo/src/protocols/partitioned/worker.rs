@@ -242,10 +242,22 @@ pub(super) fn execute<E: Engine, P: Program>(
                 let _waiting = wait::blocked();
                 recv_polling(&w.ready_rx).expect("the worker holds a sender");
             }
-            let out = run(e.db(), w, &s, program);
-            e.finish(&mut s);
-            out
+            let queued = FinishOnDrop { e, s };
+            run(e.db(), w, &queued.s, program)
         }
+    }
+}
+
+/// `FinishTransaction` for a queued transaction ([`Engine::finish`]) when dropped: after it ran, or
+/// while a panic in its program unwinds, so that no other thread waits for its locks forever.
+struct FinishOnDrop<'a, E: Engine> {
+    e: &'a E,
+    s: Slot,
+}
+
+impl<E: Engine> Drop for FinishOnDrop<'_, E> {
+    fn drop(&mut self) {
+        self.e.finish(&mut self.s);
     }
 }
 

@@ -580,6 +580,10 @@ impl<F: Flavor> Vll<F> {
 
     /// Runs one program to commit or abort on the calling thread (waiting, if blocked, until it is the
     /// queue head or SCA picks it).
+    ///
+    /// This is the embedding path, where the program is the caller's code: it always keeps an undo
+    /// log, and a program that panics is rolled back and finished on the way out (its locks released,
+    /// its queue entry removed), so that no other thread waits for it forever.
     pub(super) fn execute_one<P: Program>(
         &self,
         w: &mut Worker<F>,
@@ -587,7 +591,7 @@ impl<F: Flavor> Vll<F> {
     ) -> TxResult<()> {
         let mut locks = std::mem::take(&mut w.locks);
         let plan = match self.plan(w, program, &mut locks, false) {
-            Ok(p) => p,
+            Ok(p) => Planned { undo: true, ..p },
             Err(e) => {
                 w.locks = locks;
                 return Err(e);
@@ -596,6 +600,12 @@ impl<F: Flavor> Vll<F> {
         let alone = plan.alone;
         let part = self.partition();
         let (seq, blocked) = part.begin_transaction(&self.db, w.id, &locks, alone);
+        let finish = FinishOnDrop {
+            part,
+            db: &self.db,
+            seq,
+            locks: &locks,
+        };
         if blocked {
             let _waiting = crate::txn::wait::blocked();
             let mut idle = 0;
@@ -618,8 +628,23 @@ impl<F: Flavor> Vll<F> {
             }
         }
         let r = self.run_admitted(w, program, &locks, plan);
-        part.finish_transaction(&self.db, seq, &locks);
+        drop(finish);
         w.locks = locks;
         r
+    }
+}
+
+/// `FinishTransaction` for a transaction [`Vll::execute_one`] began, when this is dropped: after it
+/// ran, or while a panic in its program unwinds.
+struct FinishOnDrop<'a, S: LockScheme> {
+    part: &'a Partition<S>,
+    db: &'a crate::storage::Database<S::Meta>,
+    seq: Seq,
+    locks: &'a [S::Request],
+}
+
+impl<S: LockScheme> Drop for FinishOnDrop<'_, S> {
+    fn drop(&mut self) {
+        self.part.finish_transaction(self.db, self.seq, self.locks);
     }
 }
