@@ -462,11 +462,16 @@ impl crate::txn::Program for WriteB {
 /// runs and commits — instead of waiting forever for locks, a queue entry or a grant the unwound
 /// thread never gave back. Where aborts undo writes (every protocol but `nocc`), it also reads the
 /// value from before the panicking write. Run with one key (a local transaction where partitions
-/// exist) and with two keys in two partitions (a queued multi-partition one).
+/// exist), with two keys in two partitions (a queued multi-partition one), and with a panic inside
+/// an interactive transaction (`Protocol::begin`: its drop must release what it holds).
 pub fn a_panicking_program_holds_nothing<P: Protocol>() {
     let p = std::sync::Arc::new(open_small::<P>());
     // Keys 30 (present, partition 0 of 2) and 35 (absent, partition 1).
-    for (round, keys) in [&[30u64][..], &[30, 35][..]].into_iter().enumerate() {
+    // Rounds 0 and 1 panic in a program, round 2 in an interactive transaction (`Protocol::begin`).
+    for (round, keys) in [&[30u64][..], &[30, 35][..], &[30][..]]
+        .into_iter()
+        .enumerate()
+    {
         let b = 1 + round as i64;
         let mut w = p.worker(0, false);
         let mut boom = WriteB {
@@ -476,7 +481,12 @@ pub fn a_panicking_program_holds_nothing<P: Protocol>() {
             before: None,
         };
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            p.execute(&mut w, &mut boom)
+            if round < 2 {
+                p.execute(&mut w, &mut boom)
+            } else {
+                let mut tx = p.begin(&mut w);
+                crate::txn::Program::run_piece(&mut boom, 0, &mut tx)
+            }
         }));
         assert!(
             unwound.is_err(),
