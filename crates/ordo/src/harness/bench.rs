@@ -131,8 +131,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
     let progress: Vec<Padded> = (0..cfg.threads)
         .map(|_| Padded(AtomicU64::new(0)))
         .collect();
-    let mut results = Vec::new();
-    let elapsed = std::thread::scope(|s| {
+    let (elapsed, results) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
                 let (protocol, phase, progress) = (&protocol, &phase, &progress[t].0);
@@ -167,10 +166,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
         if show {
             eprint!("\r{:60}\r", "");
         }
-        for h in handles {
-            results.push(h.join().expect("worker thread panicked"));
-        }
-        elapsed
+        (elapsed, super::join::join_workers(handles))
     });
     let mut out = RunResult {
         threads: cfg.threads,

@@ -5,6 +5,7 @@
 //! execution model (a sequencer, a lock-manager thread, batches) can plug in without a different loop.
 
 pub mod bench;
+pub mod join;
 pub mod memory;
 mod prefetch;
 pub mod verify;

@@ -55,9 +55,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result
                 })
             })
             .collect();
-        for h in handles {
-            txns.extend(h.join().expect("worker thread panicked"));
-        }
+        txns.extend(super::join::join_workers(handles).into_iter().flatten());
     });
     let history = History { txns };
     let report = check::check(&history);
