@@ -555,33 +555,29 @@ mod tests {
         read_only_tables::<NoCC>();
     }
 
-    /// [`worker_ids_go_on_after_an_ended_worker`] for every registered protocol.
-    #[test]
-    fn every_protocol_keeps_ids_unique_when_worker_ids_are_reused() {
-        struct Check;
-        impl crate::protocols::ProtocolVisitor for Check {
-            type Output = ();
-            fn visit<P: crate::protocols::Protocol>(self) {
-                worker_ids_go_on_after_an_ended_worker::<P>();
+    /// Runs the generic check `$check::<P>()` for every registered protocol `P`.
+    macro_rules! for_every_protocol {
+        ($check:ident) => {{
+            struct Check;
+            impl crate::protocols::ProtocolVisitor for Check {
+                type Output = ();
+                fn visit<P: crate::protocols::Protocol>(self) {
+                    $check::<P>();
+                }
             }
-        }
-        for name in crate::protocols::names() {
-            crate::protocols::with_protocol(name, Check).unwrap();
-        }
+            for name in crate::protocols::names() {
+                crate::protocols::with_protocol(name, Check).unwrap();
+            }
+        }};
     }
 
-    /// [`a_panicking_program_holds_nothing`] for every registered protocol.
+    #[test]
+    fn every_protocol_keeps_ids_unique_when_worker_ids_are_reused() {
+        for_every_protocol!(worker_ids_go_on_after_an_ended_worker);
+    }
+
     #[test]
     fn every_protocol_releases_what_a_panicking_program_held() {
-        struct Check;
-        impl crate::protocols::ProtocolVisitor for Check {
-            type Output = ();
-            fn visit<P: crate::protocols::Protocol>(self) {
-                a_panicking_program_holds_nothing::<P>();
-            }
-        }
-        for name in crate::protocols::names() {
-            crate::protocols::with_protocol(name, Check).unwrap();
-        }
+        for_every_protocol!(a_panicking_program_holds_nothing);
     }
 }
