@@ -84,7 +84,7 @@ impl HStore {
 impl Protocol for HStore {
     type Meta = ();
     type Worker = HStoreWorker;
-    type Tx<'w> = HoldingTx<'w, (), AllPartitions<'w>>;
+    type Tx<'w> = HoldingTx<'w, (), Unlock<'w>>;
 
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "hstore",
@@ -121,10 +121,11 @@ impl Protocol for HStore {
     fn begin<'w>(&'w self, w: &'w mut HStoreWorker) -> Self::Tx<'w> {
         w.parts.all(self.partitions());
         self.lock(&w.parts.list);
-        HoldingTx::new(
-            ExecTx::new(&self.db, &mut w.exec, Cover::All),
-            AllPartitions { p: self },
-        )
+        let all = Unlock {
+            p: self,
+            list: &w.parts.list,
+        };
+        HoldingTx::new(ExecTx::new(&self.db, &mut w.exec, Cover::All), all)
     }
 
     /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
@@ -150,9 +151,10 @@ impl Protocol for HStore {
     }
 }
 
-/// The partition locks a program's transaction holds; dropping this unlocks them (after it ran, or
-/// while a panic in the program unwinds, so that no other thread waits for them forever).
-struct Unlock<'a> {
+/// The partition locks a transaction holds — a program's, or an interactive one's (every
+/// partition); dropping this unlocks them (after it ran, or while a panic in the program unwinds,
+/// so that no other thread waits for them forever).
+pub struct Unlock<'a> {
     p: &'a HStore,
     list: &'a [u32],
 }
@@ -160,17 +162,5 @@ struct Unlock<'a> {
 impl Drop for Unlock<'_> {
     fn drop(&mut self) {
         self.p.unlock(self.list);
-    }
-}
-
-/// Every partition lock, held by an interactive [`HStore`] transaction; dropping it unlocks them.
-pub struct AllPartitions<'w> {
-    p: &'w HStore,
-}
-
-impl Drop for AllPartitions<'_> {
-    fn drop(&mut self) {
-        let all: Vec<u32> = (0..self.p.partitions() as u32).collect();
-        self.p.unlock(&all);
     }
 }
