@@ -20,8 +20,8 @@
 //!   an optimistic reader copying a row while a writer installs it is a detected race, not undefined
 //!   behaviour. Ordering between words and the version or meta is the protocol's business (fences).
 
+use super::zeroed;
 use parking_lot::Mutex;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -109,11 +109,6 @@ impl<M: Default + Send + Sync> RowArena<M> {
         self.len() == 0
     }
 
-    fn layout(&self, k: usize) -> Layout {
-        let slots = (BASE << k) as usize;
-        Layout::from_size_align(slots * self.stride, self.align.max(64)).expect("chunk layout")
-    }
-
     /// Claims a fresh slot: meta is `M::default()`, the version is `ABSENT`, data is zero.
     pub fn alloc(&self) -> RowId {
         let i = self.next.fetch_add(1, Ordering::AcqRel);
@@ -122,13 +117,8 @@ impl<M: Default + Send + Sync> RowArena<M> {
         if self.chunks[k].load(Ordering::Acquire).is_null() {
             let _g = self.grow.lock();
             if self.chunks[k].load(Ordering::Acquire).is_null() {
-                let layout = self.layout(k);
-                // SAFETY: the layout has non-zero size.
-                let p = unsafe { alloc_zeroed(layout) };
-                if p.is_null() {
-                    std::alloc::handle_alloc_error(layout);
-                }
-                advise_huge_pages(p, layout.size());
+                let (bytes, align) = self.chunk_size(k);
+                let p = zeroed::alloc(bytes, align).as_ptr();
                 for s in 0..(BASE << k) as usize {
                     // SAFETY: in bounds of the fresh allocation and aligned for Header<M>.
                     unsafe {
@@ -188,21 +178,12 @@ impl<M: Default + Send + Sync> RowArena<M> {
     }
 }
 
-/// Asks the kernel to back a large chunk with transparent huge pages: a big table is read at random,
-/// and with 4 KiB pages nearly every row access would also miss the TLB.
-fn advise_huge_pages(p: *mut u8, len: usize) {
-    const HUGE: usize = 2 << 20;
-    #[cfg(target_os = "linux")]
-    if len >= HUGE {
-        let start = (p as usize).next_multiple_of(HUGE);
-        let end = (p as usize + len) & !(HUGE - 1);
-        if end > start {
-            // SAFETY: the range lies inside our own allocation; MADV_HUGEPAGE is only advice.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
+impl<M> RowArena<M> {
+    /// The bytes and alignment of chunk `k` (cache-line aligned, on huge pages when large: see
+    /// [`zeroed`]).
+    fn chunk_size(&self, k: usize) -> (usize, usize) {
+        ((BASE << k) as usize * self.stride, self.align.max(64))
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (p, len, HUGE);
 }
 
 impl<M> Drop for RowArena<M> {
@@ -217,10 +198,9 @@ impl<M> Drop for RowArena<M> {
                 // SAFETY: every slot of an allocated chunk was initialized.
                 unsafe { std::ptr::drop_in_place(p.add(s * self.stride).cast::<Header<M>>()) };
             }
-            let layout = Layout::from_size_align(slots * self.stride, self.align.max(64))
-                .expect("chunk layout");
-            // SAFETY: allocated with this layout in `alloc`.
-            unsafe { dealloc(p, layout) };
+            let (bytes, align) = self.chunk_size(k);
+            // SAFETY: allocated with these arguments in `alloc`, non-null; freed once, here.
+            unsafe { zeroed::free(std::ptr::NonNull::new_unchecked(p), bytes, align) };
         }
     }
 }

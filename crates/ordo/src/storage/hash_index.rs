@@ -19,6 +19,7 @@
 //!   that was present when it started: lookups remain linearizable in an insert-only set.
 
 use super::arena::RowId;
+use super::zeroed::ZeroedSlice;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -29,7 +30,8 @@ struct Entry {
 }
 
 struct Slots {
-    entries: Box<[Entry]>,
+    /// Zeroed (all free) on huge pages where possible: probes land at random ([`super::zeroed`]).
+    entries: ZeroedSlice<Entry>,
     mask: usize,
 }
 
@@ -43,12 +45,8 @@ impl Slots {
     fn new(capacity: usize) -> Box<Self> {
         // A capacity past any allocation is a hint that cannot be honoured: start small and grow.
         let n = Self::count_for(capacity).unwrap_or(64);
-        let entries = (0..n)
-            .map(|_| Entry {
-                key: AtomicU64::new(0),
-                rid: AtomicU64::new(0),
-            })
-            .collect();
+        // SAFETY: an all-zero `Entry` is a free slot (two zero atomics), and it needs no drop.
+        let entries = unsafe { ZeroedSlice::new(n) };
         Box::new(Slots {
             entries,
             mask: n - 1,

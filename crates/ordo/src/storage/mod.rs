@@ -10,6 +10,7 @@ pub mod hash_index;
 pub mod row;
 pub mod schema;
 pub mod table;
+pub mod zeroed;
 
 pub use arena::{RowId, ABSENT};
 pub use database::{CreateTableError, Database};

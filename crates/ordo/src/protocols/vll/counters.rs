@@ -27,6 +27,7 @@
 //! [`normalize`] turns a transaction's declared keys into its lock requests: sorted, each key once, a
 //! key both read and written (read-modify-write) only as a write — so a transaction never blocks itself.
 
+use crate::storage::zeroed::ZeroedSlice;
 use crate::storage::{Database, RowId, TableId};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -319,10 +320,23 @@ impl CounterStore<VllCounters> for Colocated {
 }
 
 /// Arrayed layout: `cx[table][rid]` and `cs[table][rid]` in two vectors (grown as slots appear).
+///
+/// Each vector is a [`ZeroedSlice`]: on huge pages when large (a lock-manager thread probing a
+/// million-row table's counters at random would otherwise miss the TLB on nearly every one), and,
+/// being mapped zeroes, taking memory only for the pages whose counters were ever touched (a
+/// partition's arrays are indexed by global row slot but touch only its own rows).
 #[derive(Debug, Default)]
 pub struct Arrayed {
-    cx: Vec<Vec<u32>>,
-    cs: Vec<Vec<u32>>,
+    cx: Vec<ZeroedSlice<u32>>,
+    cs: Vec<ZeroedSlice<u32>>,
+}
+
+/// `v` grown to at least `n` counters, the new ones zero.
+fn grown(v: &ZeroedSlice<u32>, n: usize) -> ZeroedSlice<u32> {
+    // SAFETY: zero is a valid u32, which needs no drop.
+    let mut g = unsafe { ZeroedSlice::new(n) };
+    g[..v.len()].copy_from_slice(v);
+    g
 }
 
 impl Arrayed {
@@ -330,13 +344,15 @@ impl Arrayed {
     fn slot(&mut self, l: &LockRequest) -> (&mut u32, &mut u32) {
         let (t, r) = (l.table as usize, l.rid as usize);
         if self.cx.len() <= t {
-            self.cx.resize_with(t + 1, Vec::new);
-            self.cs.resize_with(t + 1, Vec::new);
+            // SAFETY: as in `grown` (empty slices).
+            let empty = || unsafe { ZeroedSlice::new(0) };
+            self.cx.resize_with(t + 1, empty);
+            self.cs.resize_with(t + 1, empty);
         }
         if self.cx[t].len() <= r {
             let n = (r + 1).next_power_of_two().max(1024);
-            self.cx[t].resize(n, 0);
-            self.cs[t].resize(n, 0);
+            self.cx[t] = grown(&self.cx[t], n);
+            self.cs[t] = grown(&self.cs[t], n);
         }
         (&mut self.cx[t][r], &mut self.cs[t][r])
     }
@@ -359,7 +375,7 @@ impl<M> CounterStore<M> for Arrayed {
         (*x, *s) = (c.cx, c.cs);
     }
     fn counters(&self, _db: &Database<M>, table: TableId, rid: RowId) -> Counters {
-        let get = |v: &Vec<Vec<u32>>| {
+        let get = |v: &Vec<ZeroedSlice<u32>>| {
             v.get(table as usize)
                 .and_then(|t| t.get(rid as usize))
                 .copied()
