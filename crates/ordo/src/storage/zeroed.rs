@@ -1,5 +1,5 @@
-//! Zeroed memory for the storage core's big, randomly read arrays — row-arena chunks and the hash
-//! index's slots — backed by transparent huge pages where the OS offers them.
+//! Zeroed memory for the engine's big, randomly read arrays — row-arena chunks, the hash index's
+//! slots, arrayed VLL counters — backed by transparent huge pages where the OS offers them.
 //!
 //! A table of a million rows is read at random: with 4 KiB pages nearly every record access (and
 //! every index probe before it) also misses the TLB, and a 2 MiB page covers 512 times as much.
@@ -78,7 +78,7 @@ pub unsafe fn free(p: NonNull<u8>, bytes: usize, align: usize) {
 /// pages for them, before anything touches them. `None` if the kernel refuses the mapping.
 #[cfg(target_os = "linux")]
 fn map_huge(bytes: usize) -> Option<NonNull<u8>> {
-    let len = bytes.next_multiple_of(HUGE_PAGE);
+    let len = bytes.checked_next_multiple_of(HUGE_PAGE)?;
     let over = len.checked_add(HUGE_PAGE)?;
     // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
     let raw = unsafe {

@@ -321,10 +321,10 @@ impl CounterStore<VllCounters> for Colocated {
 
 /// Arrayed layout: `cx[table][rid]` and `cs[table][rid]` in two vectors (grown as slots appear).
 ///
-/// Each vector is a [`ZeroedSlice`]: on huge pages when large (a lock-manager thread probing a
-/// million-row table's counters at random would otherwise miss the TLB on nearly every one), and,
-/// being mapped zeroes, taking memory only for the pages whose counters were ever touched (a
-/// partition's arrays are indexed by global row slot but touch only its own rows).
+/// Each vector is a [`ZeroedSlice`], on huge pages when large: a lock-manager thread probing a
+/// million-row table's counters at random would otherwise miss the TLB on nearly every one. (No
+/// end-to-end change measured on 2 cores, where Calvin's pipeline, not its lock manager, is the
+/// limit; see `docs/results/vll.md`, eleventh pass.)
 #[derive(Debug, Default)]
 pub struct Arrayed {
     cx: Vec<ZeroedSlice<u32>>,
