@@ -202,6 +202,54 @@ mod tests {
         }
     }
 
+    /// The property huge pages depend on: a large block comes back with none of its pages touched
+    /// (so the first touch, after the advice, can fault in a huge page), inside a mapping advised
+    /// `MADV_HUGEPAGE`. Whether the kernel then finds free huge pages is its business, not checked.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_large_block_comes_back_untouched_and_advised() {
+        let bytes = 4 * HUGE_PAGE;
+        let p = alloc(bytes, 64);
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let mut resident = vec![0u8; bytes / page];
+        // SAFETY: the range is the block just mapped, page aligned; `resident` has a byte a page.
+        let r = unsafe { libc::mincore(p.as_ptr().cast(), bytes, resident.as_mut_ptr()) };
+        assert_eq!(r, 0, "mincore");
+        let touched = resident.iter().filter(|&&b| b & 1 != 0).count();
+        assert_eq!(
+            touched, 0,
+            "alloc touched {touched} pages of the block: they are 4 KiB pages now, whatever the advice"
+        );
+        if std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+            let addr = p.as_ptr() as usize;
+            let mut inside = false;
+            let mut flags = None;
+            for line in smaps.lines() {
+                if let Some((range, _)) = line.split_once(' ') {
+                    if let Some((lo, hi)) = range.split_once('-') {
+                        if let (Ok(lo), Ok(hi)) =
+                            (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                        {
+                            inside = lo <= addr && addr < hi;
+                            continue;
+                        }
+                    }
+                }
+                if inside {
+                    if let Some(f) = line.strip_prefix("VmFlags:") {
+                        flags = Some(f.split_whitespace().map(String::from).collect::<Vec<_>>());
+                    }
+                }
+            }
+            let flags = flags.expect("the block's mapping is in /proc/self/smaps");
+            assert!(flags.iter().any(|f| f == "hg"), "not advised: {flags:?}");
+        }
+        // SAFETY: freed once, with its own arguments.
+        unsafe { free(p, bytes, 64) };
+    }
+
     #[test]
     fn a_zeroed_slice_of_atomics_reads_zero_and_keeps_writes() {
         // SAFETY: zero is a valid AtomicU64, which needs no drop.
