@@ -49,6 +49,11 @@ pub struct BenchArgs {
     /// planning).
     #[arg(long = "no-prefetch")]
     pub no_prefetch: bool,
+    /// Pin worker thread t to the t-th CPU this process may use (round robin beyond them), as
+    /// DBx1000 does; Linux only. Threads a protocol starts itself (Calvin's sequencer and lock
+    /// manager) stay unpinned.
+    #[arg(long)]
+    pub pin: bool,
     #[command(flatten)]
     pub knobs: opts::ProtocolKnobs,
 }
@@ -193,6 +198,7 @@ fn run_all<W: ordo::harness::Workload>(
                 progress: !args.quiet,
                 prefetch: !args.no_prefetch,
                 vll,
+                pin: args.pin,
             };
             let mut reps = Vec::with_capacity(args.reps);
             for _ in 0..args.reps {
@@ -280,6 +286,7 @@ fn run_all<W: ordo::harness::Workload>(
                     "reps": args.reps,
                     "seed": args.seed,
                     "prefetch": !args.no_prefetch,
+                    "pin": args.pin,
                     "vll_blocked_limit": vll.blocked_limit,
                     "vll_batch": vll.max_batch,
                 },

@@ -162,7 +162,9 @@ fn bench_prints_a_row_per_run_and_writes_json() {
     let dir = std::env::temp_dir().join(format!("ordo-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("r.json");
-    let o = ordo(&[
+    // Workers pinned to CPUs where that exists (Linux); elsewhere `--pin` is refused.
+    let pin = cfg!(target_os = "linux");
+    let mut args = vec![
         "bench",
         "-p",
         "nocc",
@@ -179,7 +181,11 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         "2",
         "--json",
         json.to_str().unwrap(),
-    ]);
+    ];
+    if pin {
+        args.push("--pin");
+    }
+    let o = ordo(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
@@ -210,6 +216,7 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         assert_eq!(r["params"]["workload"]["rows"], 2000);
         // The knobs a run used are recorded with it (the default where not given).
         assert_eq!(r["params"]["vll_batch"], 2);
+        assert_eq!(r["params"]["pin"], pin);
         assert_eq!(
             r["params"]["vll_blocked_limit"],
             ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT

@@ -15,7 +15,10 @@
 #                                                                                       (~6 min)
 #
 # Thread counts: BAR1_T (default "2 8 16"), SCA_T ("4 8 16"), SCALE_T ("1,2,4,8,16"), P (16): set
-# them small to try a part on a small machine.
+# them small to try a part on a small machine. PIN=1 passes `--pin` (worker t on CPU t) to the
+# runs of bar1, sca, ycsb and micro; bar1 also runs its 16-thread pairs pinned in any case
+# (bar1-pinned-t16.txt), to show whether the kernel's placement moves the ratio on many cores (it
+# did not on 2 vCPUs).
 #
 # Usage: docs/results/bars/manycore.sh PART [OUTDIR] (default OUTDIR: docs/results/manycore).
 # ORDO names the release binary (default target/release/ordo). The device machine reaches no
@@ -34,7 +37,8 @@ PART=${1:?usage: manycore.sh bar1|sca|ycsb|micro|fig9 [OUTDIR]}
 D=${2:-docs/results/manycore}
 mkdir -p "$D"
 rep() { local p=$1 n=$2; local s=$p; for _ in $(seq 2 "$n"); do s=$s,$p; done; echo "$s"; }
-S="--seconds 0.5 --warmup 0.3 --reps 1 --quiet"
+S0="--seconds 0.5 --warmup 0.3 --reps 1 --quiet"
+S="$S0${PIN:+ --pin}"
 { uname -a; nproc; uptime; } > "$D/$PART-machine.txt"
 case $PART in
 bar1)
@@ -46,6 +50,9 @@ bar1)
     "$O" bench -w vll-micro --ci 0.0001 -p "$(rep nocc,vll-arrayed,2pl-nowait,2pl-table 3)" -t $t $S \
       > "$D/bar1-others-t$t.txt" 2>&1
   done
+  # shellcheck disable=SC2086
+  "$O" bench -w vll-micro --ci 0.0001 -p "$(rep nocc,vll 10)" -t 16 $S0 --pin \
+    > "$D/bar1-pinned-t16.txt" 2>&1
   ;;
 sca)
   for t in ${SCA_T:-4 8 16}; do
@@ -58,12 +65,14 @@ sca)
   done
   ;;
 ycsb)
-  "$O" bench -t "${SCALE_T:-1,2,4,8,16}" --seconds 1 --warmup 0.3 --reps 1 --quiet \
+  # shellcheck disable=SC2086
+  "$O" bench -t "${SCALE_T:-1,2,4,8,16}" --seconds 1 --warmup 0.3 --reps 1 --quiet ${PIN:+--pin} \
     --json "$D/scaling-ycsb.json" > "$D/scaling-ycsb.txt" 2>&1
   ;;
 micro)
+  # shellcheck disable=SC2086
   "$O" bench -w vll-micro --ci 0.0001 -t "${SCALE_T:-1,2,4,8,16}" --seconds 1 --warmup 0.3 \
-    --reps 1 --quiet -p nocc,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,2pl-nowait,2pl-table,silo \
+    --reps 1 --quiet ${PIN:+--pin} -p nocc,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,2pl-nowait,2pl-table,silo \
     --json "$D/scaling-vll-micro.json" > "$D/scaling-vll-micro.txt" 2>&1
   ;;
 fig9)

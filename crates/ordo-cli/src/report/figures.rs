@@ -3,8 +3,8 @@
 //!
 //! Rows without a sweep put their thread counts on the x axis; rows of a sweep put the swept
 //! parameter there (one figure per thread count). Everything else — the workload's other
-//! parameters, seconds, warm-up, repetitions, seed, prefetching, protocol knobs, machine — must be
-//! equal for two rows to share a figure, and is shown beside it.
+//! parameters, seconds, warm-up, repetitions, seed, prefetching, pinning, protocol knobs,
+//! machine — must be equal for two rows to share a figure, and is shown beside it.
 
 use super::input::Row;
 use serde_json::{json, Value};
@@ -132,6 +132,7 @@ fn fixed(row: &Row, axis: &Axis) -> Vec<(String, String)> {
         "prefetch": p.prefetch,
         "vll_batch": p.vll_batch,
         "vll_blocked_limit": p.vll_blocked_limit,
+        "pin": p.pin.unwrap_or(false),
     });
     let mut rest = BTreeMap::new();
     flatten("", &run, &mut rest);
@@ -397,5 +398,15 @@ mod tests {
             )
         };
         assert_eq!(group(&rows(&[knob(1), knob(4), knob(4)])).len(), 2);
+        // So is pinning; a file from before `--pin` existed did not pin.
+        let pin = |p: bool| {
+            row("vll", 1, None, 10.0).replace(
+                r#""prefetch": true"#,
+                &format!(r#""prefetch": true, "pin": {p}"#),
+            )
+        };
+        let figs = group(&rows(&[pin(true), pin(false), row("vll", 1, None, 30.0)]));
+        assert_eq!(figs.len(), 2);
+        assert_eq!(figs[1].lines[0].points[0].rows, 2);
     }
 }

@@ -46,6 +46,9 @@ pub struct RunParams {
     pub vll_batch: Option<u64>,
     #[serde(default)]
     pub vll_blocked_limit: Option<u64>,
+    /// Workers pinned to CPUs (`--pin`; absent in older files, which did not pin).
+    #[serde(default)]
+    pub pin: Option<bool>,
 }
 
 /// Reads one file of rows; every error is one line naming the file.

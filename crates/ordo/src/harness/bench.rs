@@ -32,6 +32,9 @@ pub struct BenchConfig {
     pub prefetch: bool,
     /// Knobs of the VLL family (ignored by the other protocols).
     pub vll: VllConfig,
+    /// Pin worker `t` to the `t`-th CPU this process may use ([`super::affinity`]); off leaves
+    /// placement to the kernel.
+    pub pin: bool,
 }
 
 /// What one run measured.
@@ -123,6 +126,11 @@ pub fn open<P: Protocol, W: Workload>(
 
 /// Runs `workload` under protocol `P`.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
+    let cpus = if cfg.pin {
+        Some(super::affinity::allowed_cpus()?)
+    } else {
+        None
+    };
     let (protocol, load_secs) = open::<P, W>(workload, cfg.threads, cfg.vll)?;
     // The tickets' clock calibrates itself on first use (≈ 1 ms here, much longer under a
     // profiler): here, before the workers start, not inside a measured interval.
@@ -135,7 +143,16 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
                 let (protocol, phase, progress) = (&protocol, &phase, &progress[t].0);
-                s.spawn(move || worker_loop(protocol, workload, t as u32, cfg, phase, progress))
+                let cpu = cpus.as_deref().map(|c| super::affinity::cpu_for(c, t));
+                s.spawn(move || {
+                    // A worker that could not be pinned still runs (the others may wait for the
+                    // transactions it admits); the run then fails with the reason.
+                    let pinned = cpu.map_or(Ok(()), super::affinity::pin_current_thread);
+                    (
+                        pinned,
+                        worker_loop(protocol, workload, t as u32, cfg, phase, progress),
+                    )
+                })
             })
             .collect();
         std::thread::sleep(cfg.warmup);
@@ -179,7 +196,8 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
         // Every worker has returned: the database is quiescent.
         invariants: workload.check(protocol.db()),
     };
-    for r in results {
+    for (pinned, r) in results {
+        pinned?;
         out.committed += r.committed;
         out.rolled_back += r.rolled_back;
         for (a, b) in out.aborts.iter_mut().zip(r.aborts) {

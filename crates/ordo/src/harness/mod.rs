@@ -4,6 +4,7 @@
 //! protocols own execution through [`crate::protocols::Protocol::execute`], so a protocol with its own
 //! execution model (a sequencer, a lock-manager thread, batches) can plug in without a different loop.
 
+pub mod affinity;
 pub mod bench;
 pub mod join;
 pub mod memory;
