@@ -41,6 +41,16 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Busy;
 
+/// What one SCA pass of [`Partition::try_sca`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaPass {
+    /// The caller's blocked transaction it found and claimed, if any.
+    pub found: Option<Seq>,
+    /// It found none of the caller's, but passed over another worker's that could have run (see
+    /// [`Sca::passed_over`]: the price of programs staying with their worker).
+    pub passed_over: bool,
+}
+
 /// `front()` when the queue is empty.
 pub const NO_FRONT: Seq = u64::MAX;
 
@@ -270,7 +280,7 @@ impl<S: LockScheme> Partition<S> {
     /// transaction, already claimed. `None` without SCA, or when there is none (or a wall is in the way).
     pub fn sca(&self, owner: u32) -> Option<Seq> {
         let mut g = self.inner.lock();
-        self.sca_locked(&mut g, owner)
+        self.sca_locked(&mut g, owner).found
     }
 
     /// [`Self::sca`] only if the critical section is free right now: `Err(Busy)` if another thread
@@ -278,27 +288,32 @@ impl<S: LockScheme> Partition<S> {
     /// worker is making progress (beginning, finishing, or running SCA itself); queueing behind it
     /// for a scan only lengthens the line for the workers with real work, and with many idle workers
     /// their scans would follow each other through the latch.
-    pub fn try_sca(&self, owner: u32) -> Result<Option<Seq>, Busy> {
+    pub fn try_sca(&self, owner: u32) -> Result<ScaPass, Busy> {
         let mut g = self.inner.try_lock().ok_or(Busy)?;
         Ok(self.sca_locked(&mut g, owner))
     }
 
-    fn sca_locked(&self, inner: &mut Inner<S>, owner: u32) -> Option<Seq> {
-        let sca = inner.sca.as_mut()?;
+    fn sca_locked(&self, inner: &mut Inner<S>, owner: u32) -> ScaPass {
+        let mut pass = ScaPass {
+            found: None,
+            passed_over: false,
+        };
         // A wall is a barrier nothing may pass: while one is queued SCA finds nothing.
-        let seq = if inner.walls > 0 {
-            None
-        } else {
-            inner.queue.sca(
-                sca,
-                |q| q.owner == owner,
-                |q, f| q.locks.iter().for_each(|r| S::sca_keys(r, f)),
-            )
-        }?;
-        let claimed = inner.queue.claim(seq);
-        debug_assert!(claimed);
-        self.publish(inner);
-        Some(seq)
+        let Some(sca) = inner.sca.as_mut().filter(|_| inner.walls == 0) else {
+            return pass;
+        };
+        pass.found = inner.queue.sca(
+            sca,
+            |q| q.owner == owner,
+            |q, f| q.locks.iter().for_each(|r| S::sca_keys(r, f)),
+        );
+        pass.passed_over = sca.passed_over();
+        if let Some(seq) = pass.found {
+            let claimed = inner.queue.claim(seq);
+            debug_assert!(claimed);
+            self.publish(inner);
+        }
+        pass
     }
 
     /// Transactions in the queue and each one's state (tests, diagnostics).

@@ -44,6 +44,9 @@ pub struct Sca {
     ds: Vec<u64>,
     /// Offsets set during the current call (cleared on the way out instead of zeroing 200 kB).
     touched: Vec<u32>,
+    /// Whether the last [`Sca::select`] found nothing eligible but passed over a blocked candidate
+    /// that was safe to run (see [`Sca::passed_over`]).
+    passed_over: bool,
 }
 
 /// A transaction's hashed read and write offsets, computed the first time SCA meets it.
@@ -96,6 +99,7 @@ impl Sca {
             dx: vec![0; words],
             ds: vec![0; words],
             touched: Vec::new(),
+            passed_over: false,
         }
     }
 
@@ -122,6 +126,13 @@ impl Sca {
         touched.push(j);
     }
 
+    /// Whether the last [`Self::select`] returned `None` although it passed over a blocked candidate
+    /// that conflicted with no older one but was not eligible: a transaction the caller may not run
+    /// (another worker's) and that Fig. 4's idle worker, which may run any, would have run.
+    pub fn passed_over(&self) -> bool {
+        self.passed_over
+    }
+
     /// Fig. 4 over `queue` (oldest first): the index of the first eligible blocked candidate that
     /// conflicts with no older candidate, or `None`.
     pub fn select<'a>(
@@ -129,8 +140,13 @@ impl Sca {
         queue: impl IntoIterator<Item = ScaCandidate<'a>>,
     ) -> Option<usize> {
         let Sca {
-            dx, ds, touched, ..
+            dx,
+            ds,
+            touched,
+            passed_over,
+            ..
         } = self;
+        *passed_over = false;
         let mut found = None;
         for (i, t) in queue.into_iter().enumerate() {
             let fp = t.footprint;
@@ -152,6 +168,7 @@ impl Sca {
                     found = Some(i);
                     break;
                 }
+                *passed_over |= success;
             } else {
                 for &j in &fp.reads {
                     Self::set(ds, touched, j);
@@ -161,6 +178,7 @@ impl Sca {
                 }
             }
         }
+        *passed_over &= found.is_none();
         for &j in touched.iter() {
             dx[(j / 64) as usize] = 0;
             ds[(j / 64) as usize] = 0;
@@ -326,8 +344,35 @@ pub(super) mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(sca.select(q([true, true, true])), Some(0));
+        assert!(!sca.passed_over());
         // The first is not ours: skipped, and b (reads what a writes) is blocked by it; c is free.
         assert_eq!(sca.select(q([false, true, true])), Some(2));
+        assert!(!sca.passed_over(), "something was found");
         assert_eq!(sca.select(q([false, true, false])), None);
+        assert!(sca.passed_over(), "a could have run, by another worker");
+        // Nothing safe at all: a runs (not blocked), b waits for it, c is not ours and waits for
+        // nobody — passed over; without c's eligibility problem there is nothing to miss.
+        let running = |e: bool| {
+            [(false, &fa), (true, &fb), (true, &fc)]
+                .into_iter()
+                .map(|(blocked, f)| ScaCandidate {
+                    blocked,
+                    eligible: e,
+                    footprint: f,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sca.select(running(false)), None);
+        assert!(sca.passed_over());
+        let only_b = [(false, &fa), (true, &fb)].map(|(blocked, f)| ScaCandidate {
+            blocked,
+            eligible: false,
+            footprint: f,
+        });
+        assert_eq!(sca.select(only_b), None);
+        assert!(
+            !sca.passed_over(),
+            "b conflicts with the running a: nobody could run it"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! checker, dependent transactions, interactive transactions, and the conformance contract.
 
 use super::counters::{Counters, LockRequest, Mode};
-use super::partition::{Busy, Partition};
+use super::partition::{Busy, Partition, ScaPass};
 use super::scheme::PointLocks;
 use super::txn_queue::TxnState;
 use super::*;
@@ -79,6 +79,15 @@ fn section_2_5_trace_with_exact_counters() {
                 part.snapshot().contains(&(sc, TxnState::Blocked)),
                 "and claims nothing"
             );
+            assert_eq!(
+                part.try_sca(0),
+                Ok(ScaPass {
+                    found: None,
+                    passed_over: true
+                }),
+                "worker 0 owns no blocked transaction: it passes over C, which it may not run"
+            );
+            assert!(part.snapshot().contains(&(sc, TxnState::Blocked)));
             assert_eq!(part.sca(1), Some(sc), "SCA finds C, not D");
             assert_eq!(part.sca(1), None, "D conflicts with C, which is older");
             part.finish_transaction(&db, sc, &lc);

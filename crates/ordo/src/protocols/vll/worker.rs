@@ -22,7 +22,7 @@
 //! looping until its own blocked transactions have run. A transaction that touches something its locks
 //! do not cover (stale reconnaissance) is resubmitted at once as a new transaction.
 
-use super::partition::{Busy, Partition};
+use super::partition::{Busy, Partition, ScaPass};
 use super::recon::gather;
 use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
@@ -77,6 +77,10 @@ pub struct LoopStats {
     pub sca_found: u64,
     /// SCA passes not run because another thread held the critical section ([`Partition::try_sca`]).
     pub sca_busy: u64,
+    /// SCA passes that found nothing of this worker's but passed over a blocked transaction of
+    /// another worker's that could have run ([`super::partition::ScaPass::passed_over`]): in the
+    /// paper any idle worker runs what SCA finds; here a program stays with its worker.
+    pub sca_passed_over: u64,
     /// Loop turns that found nothing to do (queue full, nothing of mine runnable).
     pub idle_turns: u64,
     /// Dependent transactions resubmitted because their reconnaissance went stale.
@@ -96,6 +100,7 @@ impl LoopStats {
         self.sca_runs += o.sca_runs;
         self.sca_found += o.sca_found;
         self.sca_busy += o.sca_busy;
+        self.sca_passed_over += o.sca_passed_over;
         self.idle_turns += o.idle_turns;
         self.stale += o.stale;
         self.limit = match (self.limit, o.limit) {
@@ -191,7 +196,7 @@ enum ScaTurn {
     /// Another thread held the critical section ([`Partition::try_sca`]).
     Busy,
     /// A pass ran, and found this transaction of the caller's (or none).
-    Ran(Option<Seq>),
+    Ran(ScaPass),
 }
 
 /// SCA for `owner`'s blocked transactions when the queue is full (`limit` blocked) and the latch is
@@ -210,11 +215,11 @@ fn sca_turn<S: LockScheme>(
     let epoch = part.finishes();
     match part.try_sca(owner) {
         Err(Busy) => ScaTurn::Busy,
-        Ok(found) => {
-            if found.is_none() {
+        Ok(pass) => {
+            if pass.found.is_none() {
                 *seen = epoch;
             }
-            ScaTurn::Ran(found)
+            ScaTurn::Ran(pass)
         }
     }
 }
@@ -340,9 +345,10 @@ impl<F: Flavor> Vll<F> {
                     ScaTurn::NotDue => {}
                     // Someone else is in the critical section: try again on a later turn.
                     ScaTurn::Busy => st.stats.sca_busy += 1,
-                    ScaTurn::Ran(found) => {
+                    ScaTurn::Ran(pass) => {
                         st.stats.sca_runs += 1;
-                        if let Some(seq) = found {
+                        st.stats.sca_passed_over += pass.passed_over as u64;
+                        if let Some(seq) = pass.found {
                             st.stats.sca_found += 1;
                             let i = st
                                 .pending
@@ -615,8 +621,9 @@ impl<F: Flavor> Vll<F> {
                     break;
                 }
                 if F::SCA {
-                    if let ScaTurn::Ran(Some(found)) =
-                        sca_turn(part, w.id, self.blocked_limit, &mut sca_seen)
+                    if let ScaTurn::Ran(ScaPass {
+                        found: Some(found), ..
+                    }) = sca_turn(part, w.id, self.blocked_limit, &mut sca_seen)
                     {
                         // This worker has no other blocked transaction (one per worker, and the
                         // worker is this thread's alone), so SCA can only have picked this one.
