@@ -8,8 +8,9 @@ use crate::txn::Program;
 /// The harness calls [`Workload::load`] once per protocol run (each protocol gets a fresh database of
 /// its own per-record state), then each worker thread draws programs from its own generator.
 pub trait Workload: Sync {
-    /// The transaction programs this workload issues (usually an enum of its transaction types).
-    type Program: Program + Send;
+    /// The transaction programs this workload issues (usually an enum of its transaction types);
+    /// `'static`, as [`crate::txn::RequestSource::Program`].
+    type Program: Program + Send + 'static;
     /// Per-thread generator state (random number generator, reusable buffers).
     type Gen: Send;
 

@@ -60,7 +60,10 @@ impl Ticket {
 
 /// Where a worker thread's transactions come from, and where their outcomes go.
 pub trait RequestSource {
-    type Program: Program + Send;
+    /// `'static` (it owns its data) so that a protocol may hand a program from one worker thread to
+    /// another through shared, type-erased state: VLL parks a blocked transaction in its queue
+    /// entry for whichever worker runs it.
+    type Program: Program + Send + 'static;
 
     /// A new, empty program (a protocol that keeps several transactions in flight holds several).
     fn program(&self) -> Self::Program;

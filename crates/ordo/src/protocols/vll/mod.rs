@@ -53,12 +53,12 @@
 //!   published front and blocked count, the queue's counter, counts and lane heads) shares one
 //!   aligned pair of lines, the only part of the partition that moves between cores with the latch
 //!   ([`txn_queue`], [`partition`]). Queue order is unchanged: one sequence counter, lanes merged by it.
-//! * A blocked transaction's program stays with the worker that admitted it; that worker runs it when it
-//!   reaches the front (or SCA selects it). See `worker`. This is a deviation: in Fig. 1 any worker
-//!   runs the front, and SCA's idle worker runs whatever it finds. It costs SCA most: a pass may
-//!   pick only the caller's own transactions, and at CI 0.1 43–90% of the passes found none of those
-//!   but passed over another worker's runnable one (`sca_passed_over` in `ORDO_VLL_STATS`;
-//!   `docs/results/vll.md`, twelfth pass).
+//! * A transaction that blocks is **parked** with its queue entry (program, ticket, lock list) by the
+//!   worker that admitted it, and another worker may run it: whoever's SCA pass finds it, as in
+//!   Fig. 4, and at the front (Fig. 1) its own worker or an idle one — a worker with work of its own
+//!   leaves another's front to it (see `worker`). Programs are therefore `'static`
+//!   ([`crate::txn::RequestSource::Program`]). Only the embedding path's blocked transaction
+//!   ([`Protocol::execute`]) stays with its caller, whose stack holds the program.
 //! * Ranges: `vll` locks every key of a declared range one by one (up to
 //!   [`scheme::POINT_RANGE_LIMIT`] keys; wider, the transaction runs alone); `vllr` locks prefixes.
 //! * Interactive transactions ([`Protocol::begin`]) cannot declare their accesses, so they run alone:
@@ -94,8 +94,8 @@
 //!   line the others write outside the latch. Like any check before the latch it can overshoot the
 //!   threshold by one transaction per worker, as reading the shared counter could.
 //! * `ORDO_VLL_STATS=1` makes each worker print its main-loop counts when it ends (transactions begun,
-//!   blocked, run by the head rule, SCA passes and finds, passes that passed over
-//!   another worker's runnable transaction, idle turns) — the data behind the threshold
+//!   blocked, run by the head rule and how many of those another worker drew, SCA passes and
+//!   finds, passes that passed over a runnable transaction they could not take, idle turns) — the data behind the threshold
 //!   and SCA discussion in `docs/results/vll.md`.
 //! * No undo log for a transaction that VLL can never abort once it runs: declared up front (no
 //!   reconnaissance), no commit point, no inserts or deletes. Everything else logs undo as 2PL does.

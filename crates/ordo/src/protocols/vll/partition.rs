@@ -8,17 +8,21 @@
 //!  FinishTransaction(T)  <critical section>            Partition::finish_transaction
 //!    foreach key: Cs-- / Cx--;  TxnQueue.Remove(T)       S::release for every request T's owner
 //!                                                        hands back; queue.remove
-//!  front().Type == Blocked → T.Type = Free               Partition::front (lock-free) + claim
-//!  SCA()                                                 Partition::sca (+ claim, same section)
+//!  front().Type == Blocked → T.Type = Free               Partition::front (lock-free), then
+//!                                                        try_take_front (claim + take the parked
+//!                                                        transaction, one section)
+//!  SCA()                                                 Partition::try_sca_parked (+ claim and
+//!                                                        take, same section)
 //! ```
 //!
 //! Everything that can be done outside the critical section is: the lock list is resolved to record
 //! slots and deduplicated before entering (`LockScheme::plan`), so
 //! the section itself is the counter increments/decrements, the queue append/removal and two published
 //! words. A queue entry holds only what *other* threads need — the state (Free, Blocked, Running), the
-//! owner, whether it is a wall, and with SCA a copy of its lock list for the scan; the owner keeps T's
-//! read and write sets and hands them back to `FinishTransaction` (so without SCA nothing is copied
-//! under the latch). A worker that ran a free transaction finishes it inside the critical section of
+//! owner, whether it is a wall, with SCA a copy of its lock list for the scan, and once it has
+//! blocked the transaction itself, parked there for any worker to take; the worker that runs T keeps
+//! its read and write sets and hands them back to `FinishTransaction` (so without SCA nothing is
+//! copied under the latch). A worker that ran a free transaction finishes it inside the critical section of
 //! its next `BeginTransaction` (`finish_and_begin`), which may begin a whole admission batch: one
 //! latch round trip per batch.
 //!
@@ -35,7 +39,23 @@ use super::txn_queue::{Seq, TxnQueue, TxnState, MAX_LANES};
 use crate::storage::Database;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// A blocked transaction parked beside its queue entry by the worker loop — its program, ticket and lock
+/// list, type-erased because the partition does not know the program's type — for whichever worker
+/// runs it ([`Partition::park`], [`Partition::try_take_front`], [`Partition::try_sca_parked`]).
+pub type Parked = Box<dyn Any + Send>;
+
+/// What [`Partition::try_take_front`] found at the front.
+pub enum FrontTake<T> {
+    /// A parked blocked transaction, now claimed: the caller runs it.
+    Taken(Box<T>),
+    /// A parked blocked transaction begun by another worker, left to it (`only`).
+    Foreign,
+    /// Nothing to take: no front, or a front that is not blocked, not parked yet, or not a `T`.
+    Nothing,
+}
 
 /// [`Partition::try_sca`] did not run: another thread held the critical section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +64,12 @@ pub struct Busy;
 /// What one SCA pass of [`Partition::try_sca`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScaPass {
-    /// The caller's blocked transaction it found and claimed, if any.
+    /// The blocked transaction it found, if any: the caller's, claimed ([`Partition::try_sca`]), or
+    /// any parked one, claimed if the caller could take it ([`Partition::try_sca_parked`]).
     pub found: Option<Seq>,
-    /// It found none of the caller's, but passed over another worker's that could have run (see
-    /// [`Sca::passed_over`]: the price of programs staying with their worker).
+    /// It found none it could take, but passed over a blocked transaction that could have run (see
+    /// [`Sca::passed_over`]): another worker's, for [`Partition::try_sca`]'s single caller; for
+    /// [`Partition::try_sca_parked`], one not parked yet.
     pub passed_over: bool,
 }
 
@@ -56,7 +78,8 @@ pub const NO_FRONT: Seq = u64::MAX;
 
 /// What the queue keeps per transaction.
 pub struct Queued<R> {
-    /// The worker that owns the transaction's program (only it runs it).
+    /// The worker that began the transaction (with SCA, the one whose lock-list pool its copy
+    /// returns to).
     pub owner: u32,
     /// Runs alone (a wall).
     pub alone: bool,
@@ -64,6 +87,12 @@ pub struct Queued<R> {
     /// Without SCA nobody but the owner needs them, and the owner hands them back to
     /// `FinishTransaction`.
     pub locks: Vec<R>,
+    /// Whether the worker loop has parked the blocked transaction itself (in the partition's
+    /// `parked` list, beside the queue: the queue's slots stay small): then any worker may run it
+    /// (Fig. 1: whoever finds the front blocked runs it; Fig. 4: the idle worker runs what SCA
+    /// finds). `false` while its owner still holds it, and always for the embedding path's
+    /// (`Protocol::execute`: the program is the caller's, on the caller's stack).
+    pub parked: bool,
 }
 
 /// `repr(C)`: the queue's header first (see [`Partition`]'s layout).
@@ -79,6 +108,9 @@ struct Inner<S: LockScheme> {
     /// Lock-list copies for reuse (with SCA), one pool per queue lane: a worker's copies are
     /// written by its own sections only, as its lane's entries are.
     spare: Box<[CachePadded<LockLists<S::Request>>]>,
+    /// The parked transactions ([`Queued::parked`]), by sequence number: few (blocked ones only),
+    /// so a list.
+    parked: Vec<(Seq, Parked)>,
 }
 
 /// A pool of emptied lock lists.
@@ -114,6 +146,7 @@ impl<S: LockScheme> Partition<S> {
                 walls: 0,
                 sca: sca.then(|| Box::new(Sca::new())),
                 spare: (0..MAX_LANES).map(|_| CachePadded::default()).collect(),
+                parked: Vec::new(),
             }),
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
@@ -212,6 +245,7 @@ impl<S: LockScheme> Partition<S> {
                 owner,
                 alone,
                 locks: copy,
+                parked: false,
             },
             blocked,
         );
@@ -238,6 +272,7 @@ impl<S: LockScheme> Partition<S> {
             .queue
             .remove(seq)
             .expect("finishing a transaction that is not in the TxnQueue");
+        debug_assert!(!q.parked, "a parked transaction is taken before it runs");
         assert!(
             inner.sca.is_none() || q.locks.len() == locks.len(),
             "FinishTransaction must release exactly the locks its BeginTransaction requested"
@@ -293,7 +328,24 @@ impl<S: LockScheme> Partition<S> {
         Ok(self.sca_locked(&mut g, owner))
     }
 
+    /// SCA for `owner`'s own transactions that it still holds (not parked: a parked one must be
+    /// taken with its entry, [`Self::try_sca_parked`]); claims what it finds.
     fn sca_locked(&self, inner: &mut Inner<S>, owner: u32) -> ScaPass {
+        let pass = Self::sca_pass(inner, |q| q.owner == owner && !q.parked);
+        if let Some(seq) = pass.found {
+            let claimed = inner.queue.claim(seq);
+            debug_assert!(claimed);
+            self.publish(inner);
+        }
+        pass
+    }
+
+    /// One SCA pass (Fig. 4) over the queue, picking among the `eligible` blocked transactions;
+    /// claims nothing.
+    fn sca_pass(
+        inner: &mut Inner<S>,
+        eligible: impl FnMut(&Queued<S::Request>) -> bool,
+    ) -> ScaPass {
         let mut pass = ScaPass {
             found: None,
             passed_over: false,
@@ -302,18 +354,91 @@ impl<S: LockScheme> Partition<S> {
         let Some(sca) = inner.sca.as_mut().filter(|_| inner.walls == 0) else {
             return pass;
         };
-        pass.found = inner.queue.sca(
-            sca,
-            |q| q.owner == owner,
-            |q, f| q.locks.iter().for_each(|r| S::sca_keys(r, f)),
-        );
+        pass.found = inner.queue.sca(sca, eligible, |q, f| {
+            q.locks.iter().for_each(|r| S::sca_keys(r, f))
+        });
         pass.passed_over = sca.passed_over();
-        if let Some(seq) = pass.found {
-            let claimed = inner.queue.claim(seq);
-            debug_assert!(claimed);
+        pass
+    }
+
+    /// Parks blocked transactions with their queue entries (`(seq, parked)`, one critical section for
+    /// all), so that any worker may run them: the worker loop parks every transaction of its that
+    /// blocks, at once. Nobody else claims a transaction before it is parked.
+    pub fn park(&self, parked: impl IntoIterator<Item = (Seq, Parked)>) {
+        let mut g = self.inner.lock();
+        let inner = &mut *g;
+        for (seq, p) in parked {
+            debug_assert_eq!(inner.queue.state(seq), Some(TxnState::Blocked));
+            let q = inner
+                .queue
+                .payload_mut(seq)
+                .expect("parking a transaction that is not in the TxnQueue");
+            debug_assert!(!q.parked, "parked twice");
+            q.parked = true;
+            inner.parked.push((seq, p));
+        }
+    }
+
+    /// Fig. 1's head rule: if the front is a blocked transaction parked as a `T` — and begun by
+    /// `only`, if given — claims it and takes it out of its entry. `Err(Busy)` if another thread
+    /// holds the critical section (the caller tries again on a later turn).
+    pub fn try_take_front<T: Any>(&self, only: Option<u32>) -> Result<FrontTake<T>, Busy> {
+        let mut g = self.inner.try_lock().ok_or(Busy)?;
+        let inner = &mut *g;
+        let Some(seq) = inner.queue.front() else {
+            return Ok(FrontTake::Nothing);
+        };
+        if let Some(owner) = only {
+            match inner.queue.payload_mut(seq) {
+                Some(q) if q.parked && q.owner != owner => return Ok(FrontTake::Foreign),
+                _ => {}
+            }
+        }
+        Ok(match Self::take_parked::<T>(inner, seq) {
+            Some(t) => {
+                self.publish(inner);
+                FrontTake::Taken(t)
+            }
+            None => FrontTake::Nothing,
+        })
+    }
+
+    /// [`Self::try_sca`] for the worker loop: the oldest parked blocked transaction, anyone's, that
+    /// conflicts with no older one — Fig. 4 as the paper runs it — claimed and taken if it is a `T`
+    /// (workers drawing from sources of different program types do not run each other's).
+    #[allow(clippy::type_complexity)]
+    pub fn try_sca_parked<T: Any>(&self) -> Result<(ScaPass, Option<(Seq, Box<T>)>), Busy> {
+        let mut g = self.inner.try_lock().ok_or(Busy)?;
+        let inner = &mut *g;
+        let pass = Self::sca_pass(inner, |q| q.parked);
+        let taken = pass
+            .found
+            .and_then(|seq| Self::take_parked::<T>(inner, seq).map(|t| (seq, t)));
+        if taken.is_some() {
             self.publish(inner);
         }
-        pass
+        Ok((pass, taken))
+    }
+
+    /// Claims blocked transaction `seq` and takes it out of its entry, if it is parked as a `T`.
+    fn take_parked<T: Any>(inner: &mut Inner<S>, seq: Seq) -> Option<Box<T>> {
+        if inner.queue.state(seq) != Some(TxnState::Blocked) {
+            return None;
+        }
+        let i = inner
+            .parked
+            .iter()
+            .position(|(s, p)| *s == seq && p.is::<T>())?;
+        let t = inner.parked.swap_remove(i).1.downcast::<T>().ok()?;
+        inner.queue.payload_mut(seq)?.parked = false;
+        let claimed = inner.queue.claim(seq);
+        debug_assert!(claimed);
+        Some(t)
+    }
+
+    /// Parked transactions waiting in the queue (the worker loop ends only when there are none).
+    pub fn parked(&self) -> usize {
+        self.inner.lock().parked.len()
     }
 
     /// Transactions in the queue and each one's state (tests, diagnostics).

@@ -148,6 +148,50 @@ fn two_blocked_writers_resolve_through_the_head_rule() {
     assert!(db.table(KV).meta(1).get().is_zero());
 }
 
+/// The head rule with parked transactions: worker 1's blocked B, parked, reaches the front once A
+/// finishes. A busy worker 0 (`only`) leaves it to worker 1 and takes nothing; worker 1, or an idle
+/// worker 0, takes it — claimed with it, once: the entry is Running and nothing is left parked.
+#[test]
+fn a_busy_worker_leaves_another_workers_parked_front_and_an_idle_one_takes_it() {
+    use super::partition::FrontTake;
+    for taker in [Some(1), None] {
+        let db = slots_db();
+        let part = Partition::<Points>::new(false);
+        let (la, lb) = ([w(KV, 0)], [w(KV, 0)]);
+        let (sa, _) = part.begin_transaction(&db, 0, &la, false);
+        let (sb, bb) = part.begin_transaction(&db, 1, &lb, false);
+        assert!(bb);
+        assert!(
+            matches!(part.try_take_front::<&str>(None), Ok(FrontTake::Nothing)),
+            "A runs"
+        );
+        part.park([(sb, Box::new("B") as super::partition::Parked)]);
+        assert_eq!(part.parked(), 1);
+        part.finish_transaction(&db, sa, &la);
+        assert_eq!(part.front(), sb);
+        assert!(matches!(
+            part.try_take_front::<&str>(Some(0)),
+            Ok(FrontTake::Foreign)
+        ));
+        assert!(
+            matches!(part.try_take_front::<u64>(taker), Ok(FrontTake::Nothing)),
+            "parked as another type"
+        );
+        match part.try_take_front::<&str>(taker) {
+            Ok(FrontTake::Taken(b)) => assert_eq!(*b, "B"),
+            _ => panic!("{taker:?} must take B"),
+        }
+        assert_eq!(part.parked(), 0);
+        assert_eq!(part.snapshot(), vec![(sb, TxnState::Running)]);
+        assert!(
+            matches!(part.try_take_front::<&str>(None), Ok(FrontTake::Nothing)),
+            "taken once"
+        );
+        part.finish_transaction(&db, sb, &lb);
+        assert!(db.table(KV).meta(1).get().is_zero());
+    }
+}
+
 /// A read-modify-write and a duplicated key never block their own transaction.
 #[test]
 fn rmw_and_duplicate_keys_never_self_block() {
@@ -461,7 +505,7 @@ fn contended_run<F: Flavor>(
     assert_eq!(sum, 0, "{name}: transfers conserve the total");
 }
 
-fn colocated_zero(p: &Vll<Basic>) {
+fn colocated_zero<F: Flavor<Scheme = Points>>(p: &Vll<F>) {
     for t in 0..p.db().tables().len() {
         let tab = p.db().table(t as u32);
         for k in tab.present_keys() {
@@ -748,12 +792,12 @@ fn a_resubmitted_batch_member_does_not_hide_an_older_blocked_one() {
 
 /// Piece 0 reads an "index" row (key 0, column A) naming the key to update; piece 1 updates that key.
 /// On its first reconnaissance, `hook` runs (a concurrent writer that changes the index).
-struct Dependent<'a> {
+struct Dependent {
     target: u64,
-    hook: Option<Box<dyn FnOnce() + Send + 'a>>,
+    hook: Option<Box<dyn FnOnce() + Send>>,
 }
 
-impl Program for Dependent<'_> {
+impl Program for Dependent {
     fn name(&self) -> &'static str {
         "dependent"
     }
@@ -792,21 +836,21 @@ impl Program for Dependent<'_> {
     }
 }
 
-struct OneShot<'a> {
-    program: Option<Dependent<'a>>,
+struct OneShot {
+    program: Option<Dependent>,
     retried: Vec<AbortReason>,
     done: bool,
 }
 
-impl<'a> RequestSource for OneShot<'a> {
-    type Program = Dependent<'a>;
-    fn program(&self) -> Dependent<'a> {
+impl RequestSource for OneShot {
+    type Program = Dependent;
+    fn program(&self) -> Dependent {
         Dependent {
             target: 0,
             hook: None,
         }
     }
-    fn next(&mut self, p: &mut Dependent<'a>) -> Option<Ticket> {
+    fn next(&mut self, p: &mut Dependent) -> Option<Ticket> {
         *p = self.program.take()?;
         Some(Ticket::now(0))
     }
@@ -829,14 +873,14 @@ struct Dependents {
 }
 
 impl RequestSource for Dependents {
-    type Program = Dependent<'static>;
-    fn program(&self) -> Dependent<'static> {
+    type Program = Dependent;
+    fn program(&self) -> Dependent {
         Dependent {
             target: 0,
             hook: None,
         }
     }
-    fn next(&mut self, _: &mut Dependent<'static>) -> Option<Ticket> {
+    fn next(&mut self, _: &mut Dependent) -> Option<Ticket> {
         self.left = self.left.checked_sub(1)?;
         Some(Ticket::now(0))
     }
@@ -894,11 +938,11 @@ impl Program for SetIndex {
 
 #[test]
 fn stale_reconnaissance_aborts_and_resubmits_as_a_new_transaction() {
-    let p: Vll<Basic> = open_small();
+    let p: std::sync::Arc<Vll<Basic>> = std::sync::Arc::new(open_small());
     // The index names key 20.
     p.execute(&mut p.worker(5, false), &mut SetIndex(20))
         .unwrap();
-    let pr = &p;
+    let pr = p.clone();
     let hook = Box::new(move || {
         // A concurrent writer repoints the index to key 40 between reconnaissance and locking.
         pr.execute(&mut pr.worker(6, false), &mut SetIndex(40))
@@ -1197,4 +1241,143 @@ fn locks_are_found_in_any_order_and_a_read_lock_never_covers_a_write() {
     );
     tx.commit().unwrap();
     colocated_zero(&p);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Any worker runs a parked blocked transaction.
+
+/// Writes `keys`, then runs `hook` (once) inside its piece.
+#[derive(Default)]
+struct Hooked {
+    keys: Vec<u64>,
+    hook: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Program for Hooked {
+    fn name(&self) -> &'static str {
+        "hooked"
+    }
+    fn pieces(&self) -> usize {
+        1
+    }
+    fn depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn declare(&self, _: usize, out: &mut Vec<Access>) {
+        let b = ColumnSet::one(B);
+        out.extend(self.keys.iter().map(|&k| Access::update(KV, k, b, b)));
+    }
+    fn run_piece<T: Tx>(&mut self, _: usize, tx: &mut T) -> TxResult<()> {
+        for &k in &self.keys {
+            tx.update(KV, k, ColumnSet::one(B), |r| r.set_int(B, r.int(B) + 1))?;
+        }
+        if let Some(h) = self.hook.take() {
+            h();
+        }
+        Ok(())
+    }
+}
+
+/// Hands out its programs in order.
+struct Hooks(std::collections::VecDeque<Hooked>);
+
+impl RequestSource for Hooks {
+    type Program = Hooked;
+    fn program(&self) -> Hooked {
+        Hooked::default()
+    }
+    fn next(&mut self, p: &mut Hooked) -> Option<Ticket> {
+        *p = self.0.pop_front()?;
+        Some(Ticket::now(0))
+    }
+    fn aborted(&mut self, r: AbortReason) {
+        panic!("nothing aborts here: {r:?}");
+    }
+    fn finished(&mut self, _: Ticket, outcome: Result<(), Abort>) {
+        outcome.expect("commits");
+    }
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+/// Fig. 4 as the paper runs it: the worker that would idle runs the transaction SCA finds, whoever
+/// admitted it. Worker 1 runs A (writes x) until worker 0 has admitted, in one batch, B (y) and
+/// C (x, z): B is free, C blocked behind A and parked. Worker 0 then runs B, which waits until C
+/// has run. Once A is done, the front is B — running — and only SCA can find C, which conflicts
+/// with nothing older; worker 0 is inside B, so worker 1 must run C. (Before parking, a blocked
+/// transaction could run only on the worker that admitted it, and this deadlocked.)
+#[test]
+fn an_idle_worker_runs_the_transaction_sca_finds_whoever_admitted_it() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let wait = Duration::from_secs(20);
+    let (x, y, z, w) = (10, 20, 30, 40);
+    let p = std::sync::Arc::new(Vll::<WithSca>::with_config(
+        test_db(),
+        &VllConfig {
+            blocked_limit: 1,
+            max_batch: 2,
+        },
+    ));
+    let (a_running, a_running_rx) = channel();
+    let (go, go_rx) = channel::<()>();
+    let (c_ran, c_ran_rx) = channel();
+    let (c_done, c_done_rx) = channel::<()>();
+    let worker = |id: u32, programs: Vec<Hooked>| {
+        let p = p.clone();
+        std::thread::spawn(move || {
+            p.run_worker(&mut p.worker(id, false), &mut Hooks(programs.into()));
+            std::thread::current().id()
+        })
+    };
+    let one = worker(
+        1,
+        vec![Hooked {
+            keys: vec![x],
+            hook: Some(Box::new(move || {
+                a_running.send(()).unwrap();
+                go_rx.recv_timeout(wait).expect("B started");
+            })),
+        }],
+    );
+    a_running_rx.recv_timeout(wait).expect("A runs");
+    // The first transaction grows worker 0's batch to two: B and C share one section.
+    let zero = worker(
+        0,
+        vec![
+            Hooked {
+                keys: vec![w],
+                hook: None,
+            },
+            Hooked {
+                keys: vec![y],
+                hook: Some(Box::new(move || {
+                    go.send(()).unwrap();
+                    c_done_rx
+                        .recv_timeout(wait)
+                        .expect("C ran while this worker was inside B");
+                })),
+            },
+            Hooked {
+                keys: vec![x, z],
+                hook: Some(Box::new(move || {
+                    c_ran.send(std::thread::current().id()).unwrap();
+                    c_done.send(()).unwrap();
+                })),
+            },
+        ],
+    );
+    let ran_on = c_ran_rx.recv_timeout(wait).expect("C ran");
+    let (one, zero) = (one.join().unwrap(), zero.join().unwrap());
+    assert_eq!(ran_on, one, "worker 1 ran C, which worker 0 admitted");
+    assert_ne!(ran_on, zero);
+    let st = p.loop_stats();
+    assert_eq!((st.blocked, st.sca_found, st.by_head), (1, 1, 0), "{st:?}");
+    colocated_zero(&p);
+    let mut wk = p.worker(2, false);
+    let mut tx = p.begin(&mut wk);
+    for (k, n) in [(x, 2), (y, 1), (z, 1), (w, 1)] {
+        let v = tx.get(KV, k, ColumnSet::one(B)).unwrap().unwrap().int(B);
+        assert_eq!(v, n, "key {k} written {n} times");
+    }
+    tx.commit().unwrap();
 }

@@ -208,6 +208,11 @@ impl<T> TxnQueue<T> {
         self.lanes[lane].get_mut(i)?.slot.as_mut()
     }
 
+    /// The payload of transaction `seq`, to change it.
+    pub fn payload_mut(&mut self, seq: Seq) -> Option<&mut T> {
+        self.slot_mut(seq).map(|s| &mut s.payload)
+    }
+
     /// `TxnQueue.Remove(T)`: takes transaction `seq` out (from anywhere) and returns its payload.
     #[inline]
     pub fn remove(&mut self, seq: Seq) -> Option<T> {

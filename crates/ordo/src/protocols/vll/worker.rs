@@ -2,27 +2,39 @@
 //!
 //! ```text
 //!  VLLMainLoop()                                       Vll::main_loop
-//!    if TxnQueue.front().Type == Blocked:               1. my oldest blocked txn is the front:
-//!      T = front; T.Type = Free; Execute(T); Finish(T)     claim it (once), run it, finish it
+//!    if TxnQueue.front().Type == Blocked:               1. the front is a blocked transaction
+//!      T = front; T.Type = Free; Execute(T); Finish(T)     (parked; another worker's only when
+//!                                                          this one is idle): claim it and take
+//!                                                          it (once, `try_take_front`), run it,
+//!                                                          finish it
 //!    else if TxnQueue is not full:                      2. blocked < limit: draw a batch of
 //!      T = GetNewTxnRequest(); BeginTransaction(T)         requests (1 to `--vll-batch`, see
 //!      if T.Type == Free: Execute(T); Finish(T)            `Batching`), gather each one's accesses
 //!                                                          (reconnaissance if needed), all their
-//!                                                          BeginTransactions in one section; free →
-//!                                                          run now, in order; blocked → keep its
-//!                                                          program here, filed by sequence number
-//!    [vll-sca] else: T = SCA(); if T: Execute; Finish   3. queue full: SCA for one of mine, if
-//!                                                          the latch is free (`try_sca`)
+//!                                                          BeginTransactions in one section;
+//!                                                          blocked → park it with its queue entry;
+//!                                                          free → run now, in order
+//!    [vll-sca] else: T = SCA(); if T: Execute; Finish   3. queue full: SCA over every parked
+//!                                                          transaction, if the latch is free
+//!                                                          (`try_sca_parked`); run what it finds
 //! ```
 //!
-//! A blocked transaction's program stays owned by the worker that admitted it (the harness hands each
-//! thread its own request source), so "the front is blocked" becomes "the front is one of *my* blocked
-//! transactions"; the owner is always in this loop, so the head still always runs, and SCA passes over
-//! other workers' transactions while keeping their keys marked. A worker that runs out of requests keeps
-//! looping until its own blocked transactions have run. A transaction that touches something its locks
-//! do not cover (stale reconnaissance) is resubmitted at once as a new transaction.
+//! Each thread draws from its own request source, but a transaction that blocks does not stay with
+//! the worker that drew it: that worker **parks** it — program, ticket, lock list — with its queue
+//! entry ([`Partition::park`], type-erased), before it runs the batch's free members. From then on
+//! any worker may run it: whoever's SCA pass finds it (step 3), as Fig. 4 lets the idle worker run
+//! SCA's find, and at the front (step 1) the worker that drew it or any idle one — a worker with
+//! work of its own leaves another's front to it (see [`Vll::run_front`] for why). (Until
+//! 2026-11-25 only its owner could, and SCA passed over the others' transactions: 43–90% of the
+//! passes at CI 0.1 found nothing of the caller's while passing over a runnable one,
+//! `docs/results/vll.md`, twelfth pass.) The worker that runs it reports its outcome to its own
+//! source, and resubmits it as its own if its reconnaissance was stale. A free-running worker looks
+//! at the front only while its last section saw blocked transactions, so without contention it
+//! reads no line the others write; a worker that runs out of requests keeps helping until no parked
+//! transaction is left. A transaction that touches something its locks do not cover (stale
+//! reconnaissance) is resubmitted at once as a new transaction.
 
-use super::partition::{Busy, Partition, ScaPass};
+use super::partition::{Busy, FrontTake, Parked, Partition, ScaPass, NO_FRONT};
 use super::recon::gather;
 use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
@@ -30,12 +42,9 @@ use super::txn_queue::Seq;
 use super::{Flavor, Vll};
 use crate::protocols::aimd::Aimd;
 use crate::txn::{run_pieces, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
-use std::collections::VecDeque;
 
 /// What the main loop keeps between iterations.
 struct LoopState<P, R> {
-    /// This worker's blocked transactions, oldest first.
-    pending: VecDeque<Pending<P, R>>,
     spare_programs: Vec<P>,
     spare_locks: Vec<Vec<R>>,
     /// Free transactions that ran and committed (or aborted) and whose `FinishTransaction` is
@@ -52,6 +61,12 @@ struct LoopState<P, R> {
     /// is not full" is read from here while it says so, and from the shared counter only once it
     /// says full (so a free-running worker reads no line the other workers write).
     seen_blocked: usize,
+    /// The front whose take found nothing to take ([`NO_FRONT`]: none): not tried again until the
+    /// front moves, or this worker parks a transaction (which may be that front).
+    front_tried: Seq,
+    /// The front last found parked by another worker ([`NO_FRONT`]: none): left to that worker
+    /// while this one has work of its own (see [`Vll::run_front`]).
+    front_foreign: Seq,
     /// The blocked-transaction threshold this worker admits under: `--vll-blocked-limit` while its
     /// reconnaissance holds, halved by each stale one (see [`Aimd`]). A dependent transaction that
     /// waits blocked behind others is validated only when it reaches the head, and on TPC-C one
@@ -70,16 +85,18 @@ pub struct LoopStats {
     pub blocked: u64,
     /// Critical sections that admitted transactions (`begun / admissions` is the mean batch).
     pub admissions: u64,
-    /// Blocked transactions run by the head rule.
+    /// Blocked transactions run by the head rule, and how many of them another worker had drawn.
     pub by_head: u64,
+    pub by_head_foreign: u64,
     /// SCA passes, and how many found a transaction.
     pub sca_runs: u64,
     pub sca_found: u64,
     /// SCA passes not run because another thread held the critical section ([`Partition::try_sca`]).
     pub sca_busy: u64,
-    /// SCA passes that found nothing of this worker's but passed over a blocked transaction of
-    /// another worker's that could have run ([`super::partition::ScaPass::passed_over`]): in the
-    /// paper any idle worker runs what SCA finds; here a program stays with its worker.
+    /// SCA passes that found nothing it could take but passed over a runnable blocked transaction
+    /// ([`super::partition::ScaPass::passed_over`]): one not parked yet (its worker is between
+    /// its section and parking it). Before blocked transactions were parked for any worker, this
+    /// counted the other workers' transactions SCA had to pass over (`docs/results/vll.md`).
     pub sca_passed_over: u64,
     /// Loop turns that found nothing to do (queue full, nothing of mine runnable).
     pub idle_turns: u64,
@@ -97,6 +114,7 @@ impl LoopStats {
         self.blocked += o.blocked;
         self.admissions += o.admissions;
         self.by_head += o.by_head;
+        self.by_head_foreign += o.by_head_foreign;
         self.sca_runs += o.sca_runs;
         self.sca_found += o.sca_found;
         self.sca_busy += o.sca_busy;
@@ -113,6 +131,8 @@ impl LoopStats {
 /// A blocked transaction waiting in this worker.
 struct Pending<P, R> {
     seq: Seq,
+    /// The worker that drew it.
+    owner: u32,
     program: P,
     ticket: Ticket,
     locks: Vec<R>,
@@ -190,36 +210,37 @@ fn pause(idle: &mut u32) {
 }
 
 /// What one turn's attempt at SCA did (see [`sca_turn`]).
-enum ScaTurn {
+enum ScaTurn<X> {
     /// Not due: the queue is not full, or nothing finished since a pass found nothing.
     NotDue,
     /// Another thread held the critical section ([`Partition::try_sca`]).
     Busy,
-    /// A pass ran, and found this transaction of the caller's (or none).
-    Ran(ScaPass),
+    /// A pass ran: what it found, and what the caller took with it.
+    Ran(ScaPass, X),
 }
 
-/// SCA for `owner`'s blocked transactions when the queue is full (`limit` blocked) and the latch is
-/// free. A pass that found nothing is not rerun until another transaction finishes: enqueues add only
+/// An SCA pass (`pass`: [`Partition::try_sca_parked`] in the worker loop, [`Partition::try_sca`]
+/// for a caller's own transaction) when the queue is full (`limit` blocked) and the latch is free.
+/// A pass that found nothing is not rerun until another transaction finishes: enqueues add only
 /// younger transactions, so until then it would find nothing again. `seen` keeps `finishes()` as of
 /// the last such pass (start it at `u64::MAX`).
-fn sca_turn<S: LockScheme>(
+fn sca_turn<S: LockScheme, X>(
     part: &Partition<S>,
-    owner: u32,
     limit: usize,
     seen: &mut u64,
-) -> ScaTurn {
+    pass: impl FnOnce() -> Result<(ScaPass, X), Busy>,
+) -> ScaTurn<X> {
     if part.blocked() < limit || part.finishes() == *seen {
         return ScaTurn::NotDue;
     }
     let epoch = part.finishes();
-    match part.try_sca(owner) {
+    match pass() {
         Err(Busy) => ScaTurn::Busy,
-        Ok(pass) => {
+        Ok((pass, taken)) => {
             if pass.found.is_none() {
                 *seen = epoch;
             }
-            ScaTurn::Ran(pass)
+            ScaTurn::Ran(pass, taken)
         }
     }
 }
@@ -295,7 +316,6 @@ impl<F: Flavor> Vll<F> {
     pub(super) fn main_loop<R: RequestSource>(&self, w: &mut Worker<F>, requests: &mut R) {
         let part = self.partition();
         let mut st = LoopState::<R::Program, Req<F>> {
-            pending: VecDeque::new(),
             spare_programs: Vec::new(),
             spare_locks: Vec::new(),
             deferred: Vec::new(),
@@ -303,6 +323,8 @@ impl<F: Flavor> Vll<F> {
             outcomes: Vec::new(),
             batch: 1,
             seen_blocked: 0,
+            front_tried: NO_FRONT,
+            front_foreign: NO_FRONT,
             limit: Aimd::new(1, self.blocked_limit),
             stats: LoopStats::default(),
         };
@@ -310,17 +332,15 @@ impl<F: Flavor> Vll<F> {
         let mut idle = 0;
         let mut sca_seen = u64::MAX;
         loop {
-            // 1. The head rule: my oldest blocked transaction is the front of the queue.
-            if let Some(p) = st.pending.front() {
-                let seq = p.seq;
-                self.flush(&mut st);
-                if part.front() == seq && part.claim(seq) {
-                    let p = st.pending.pop_front().expect("front exists");
-                    st.stats.by_head += 1;
-                    self.resume(w, requests, p, &mut st);
-                    idle = 0;
-                    continue;
-                }
+            // 1. The head rule, for any worker: the front is a blocked transaction (parked by
+            //    whoever admitted it) → take it, run it. Looked at only while blocked transactions
+            //    exist as this worker's last section saw them, or when it has nothing else to do: a
+            //    free-running worker reads no line the others write.
+            if (st.seen_blocked > 0 || idle > 0 || exhausted)
+                && self.run_front(w, requests, &mut st, idle > 0 || exhausted)
+            {
+                idle = 0;
+                continue;
             }
             // 2. Admission, while the queue is not full.
             if !exhausted && (st.seen_blocked < st.limit.size() || part.blocked() < st.limit.size())
@@ -331,7 +351,9 @@ impl<F: Flavor> Vll<F> {
                 continue;
             }
             self.flush(&mut st);
-            if exhausted && st.pending.is_empty() {
+            // Done when no request is left and nobody's blocked transaction waits parked: every
+            // worker helps run those before it leaves (its own were parked as they blocked).
+            if exhausted && part.parked() == 0 {
                 st.stats.limit = st.limit.size();
                 if std::env::var_os("ORDO_VLL_STATS").is_some() {
                     eprintln!("{} worker {}: {:?}", F::INFO.name, w.id, st.stats);
@@ -339,24 +361,21 @@ impl<F: Flavor> Vll<F> {
                 self.loop_stats.lock().add(&st.stats);
                 return;
             }
-            // 3. The queue is full: selective contention analysis, for one of my transactions.
-            if F::SCA && !st.pending.is_empty() {
-                match sca_turn(part, w.id, st.limit.size(), &mut sca_seen) {
+            // 3. The queue is full: selective contention analysis, for any parked transaction.
+            if F::SCA {
+                let turn = sca_turn(part, st.limit.size(), &mut sca_seen, || {
+                    part.try_sca_parked::<Pending<R::Program, Req<F>>>()
+                });
+                match turn {
                     ScaTurn::NotDue => {}
                     // Someone else is in the critical section: try again on a later turn.
                     ScaTurn::Busy => st.stats.sca_busy += 1,
-                    ScaTurn::Ran(pass) => {
+                    ScaTurn::Ran(pass, taken) => {
                         st.stats.sca_runs += 1;
                         st.stats.sca_passed_over += pass.passed_over as u64;
-                        if let Some(seq) = pass.found {
+                        if let Some((_, p)) = taken {
                             st.stats.sca_found += 1;
-                            let i = st
-                                .pending
-                                .iter()
-                                .position(|p| p.seq == seq)
-                                .expect("SCA returned a transaction of this worker");
-                            let p = st.pending.remove(i).expect("index in range");
-                            self.resume(w, requests, p, &mut st);
+                            self.resume(w, requests, *p, &mut st);
                             idle = 0;
                             continue;
                         }
@@ -365,6 +384,55 @@ impl<F: Flavor> Vll<F> {
             }
             st.stats.idle_turns += 1;
             pause(&mut idle);
+        }
+    }
+
+    /// Step 1 of the loop: if the front is a parked blocked transaction, takes it and runs it.
+    /// Returns whether it ran one. Out of line: a free-running worker does not come here.
+    ///
+    /// Any worker may run the front (Fig. 1), but a worker with work of its own (`idle` false)
+    /// leaves another worker's transaction to that worker, which is in this loop too and takes it
+    /// on a later turn; an idle or exhausted worker takes any front. Taking every front at once
+    /// cost `vll` 1.5–3 points of `nocc` at 2 workers on `vll-micro`, in invocations that ran
+    /// slow throughout (`docs/results/vll.md`, thirteenth pass).
+    #[cold]
+    #[inline(never)]
+    fn run_front<R: RequestSource>(
+        &self,
+        w: &mut Worker<F>,
+        requests: &mut R,
+        st: &mut LoopState<R::Program, Req<F>>,
+        idle: bool,
+    ) -> bool {
+        // This worker's postponed finishes first: one of them may be the front, and while
+        // transactions wait blocked, locks held by finished ones are released at once (without
+        // this, at 4 workers and CI 0.1, 56% of `vll`'s transactions blocked and it ran 3× slower).
+        self.flush(st);
+        let part = self.partition();
+        let front = part.front();
+        if front == NO_FRONT || front == st.front_tried || (!idle && front == st.front_foreign) {
+            return false;
+        }
+        let only = (!idle).then_some(w.id);
+        match part.try_take_front::<Pending<R::Program, Req<F>>>(only) {
+            Ok(FrontTake::Taken(p)) => {
+                st.stats.by_head += 1;
+                st.stats.by_head_foreign += (p.owner != w.id) as u64;
+                self.resume(w, requests, *p, st);
+                true
+            }
+            // Another worker's: not again until this worker is idle or the front moves.
+            Ok(FrontTake::Foreign) => {
+                st.front_foreign = front;
+                false
+            }
+            // Not blocked, already taken, or not parked yet (its owner parks it and looks again):
+            // not until the front moves.
+            Ok(FrontTake::Nothing) => {
+                st.front_tried = front;
+                false
+            }
+            Err(Busy) => false,
         }
     }
 
@@ -381,6 +449,7 @@ impl<F: Flavor> Vll<F> {
             &mut st.outcomes,
         );
         st.spare_locks.extend(st.deferred.drain(..).map(|(_, l)| l));
+        st.seen_blocked = self.partition().blocked();
     }
 
     /// Draws up to `st.batch` new requests and plans their locks into `st.drawn` (a request whose
@@ -452,35 +521,18 @@ impl<F: Flavor> Vll<F> {
         st.stats.admissions += 1;
         let dependent = drawn.iter().any(|d| d.plan.recon);
         let mut any_blocked = false;
-        for (d, &(seq, blocked)) in drawn.drain(..).zip(outcomes.iter()) {
+        if outcomes.iter().any(|&(_, blocked)| blocked) {
+            any_blocked = true;
+            self.park_blocked(w.id, &mut drawn, &mut outcomes, st);
+        }
+        for (d, &(seq, _)) in drawn.drain(..).zip(outcomes.iter()) {
             st.stats.begun += 1;
-            st.stats.blocked += blocked as u64;
-            any_blocked |= blocked;
             let Drawn {
                 mut program,
                 ticket,
                 locks,
                 plan,
             } = d;
-            if blocked {
-                // In sequence order, not arrival order: a member of this batch that ran and was
-                // resubmitted (stale reconnaissance) was admitted, and maybe blocked, in a later
-                // section while the batch's own blocked members wait to be filed here. The head rule
-                // looks only at the oldest pending transaction, so filing a younger one first would
-                // leave the queue's front unrun by anybody.
-                let at = st.pending.partition_point(|p| p.seq < seq);
-                st.pending.insert(
-                    at,
-                    Pending {
-                        seq,
-                        program,
-                        ticket,
-                        locks,
-                        plan,
-                    },
-                );
-                continue;
-            }
             let r = self.run_admitted(w, &mut program, &locks, plan);
             st.deferred.push((seq, locks));
             self.settle(w, requests, program, ticket, r, st);
@@ -490,6 +542,50 @@ impl<F: Flavor> Vll<F> {
             .next(st.batch, any_blocked || queue_blocked > 0 || dependent);
         st.drawn = drawn;
         st.outcomes = outcomes;
+    }
+
+    /// Parks the blocked members of an admitted batch (`outcomes[i]` is `drawn[i]`'s) with their
+    /// queue entries, in one section, so that any worker can run them (the front's, or SCA's find)
+    /// while this one runs the free ones; leaves only the free ones, and their outcomes, in
+    /// `drawn` and `outcomes`. Out of line: the uncontended admission path never comes here.
+    #[cold]
+    #[inline(never)]
+    fn park_blocked<P: Program + Send + 'static>(
+        &self,
+        owner: u32,
+        drawn: &mut Vec<Drawn<P, Req<F>>>,
+        outcomes: &mut Vec<(Seq, bool)>,
+        st: &mut LoopState<P, Req<F>>,
+    ) {
+        let mut parked: Vec<(Seq, Parked)> = Vec::new();
+        let mut kept = Vec::with_capacity(drawn.len());
+        for (d, &(seq, blocked)) in drawn.drain(..).zip(outcomes.iter()) {
+            if blocked {
+                let Drawn {
+                    program,
+                    ticket,
+                    locks,
+                    plan,
+                } = d;
+                let p = Pending {
+                    seq,
+                    owner,
+                    program,
+                    ticket,
+                    locks,
+                    plan,
+                };
+                parked.push((seq, Box::new(p)));
+            } else {
+                kept.push(d);
+            }
+        }
+        st.stats.begun += parked.len() as u64;
+        st.stats.blocked += parked.len() as u64;
+        self.partition().park(parked);
+        st.front_tried = NO_FRONT;
+        outcomes.retain(|&(_, blocked)| !blocked);
+        drawn.extend(kept);
     }
 
     /// Runs a claimed blocked transaction, then `FinishTransaction`.
@@ -621,10 +717,14 @@ impl<F: Flavor> Vll<F> {
                     break;
                 }
                 if F::SCA {
-                    if let ScaTurn::Ran(ScaPass {
-                        found: Some(found), ..
-                    }) = sca_turn(part, w.id, self.blocked_limit, &mut sca_seen)
-                    {
+                    if let ScaTurn::Ran(
+                        ScaPass {
+                            found: Some(found), ..
+                        },
+                        (),
+                    ) = sca_turn(part, self.blocked_limit, &mut sca_seen, || {
+                        part.try_sca(w.id).map(|p| (p, ()))
+                    }) {
                         // This worker has no other blocked transaction (one per worker, and the
                         // worker is this thread's alone), so SCA can only have picked this one.
                         debug_assert_eq!(found, seq);
