@@ -25,7 +25,7 @@
 //! any worker may run it: whoever's SCA pass finds it (step 3), as Fig. 4 lets the idle worker run
 //! SCA's find, and at the front (step 1) the worker that drew it or any idle one — a worker with
 //! work of its own leaves another's front to it (see [`Vll::run_front`] for why). (Until
-//! 2026-11-25 only its owner could, and SCA passed over the others' transactions: 43–90% of the
+//! 2026-11-26 only its owner could, and SCA passed over the others' transactions: 43–90% of the
 //! passes at CI 0.1 found nothing of the caller's while passing over a runnable one,
 //! `docs/results/vll.md`, twelfth pass.) The worker that runs it reports its outcome to its own
 //! source, and resubmits it as its own if its reconnaissance was stale. A free-running worker looks
@@ -392,9 +392,10 @@ impl<F: Flavor> Vll<F> {
     ///
     /// Any worker may run the front (Fig. 1), but a worker with work of its own (`idle` false)
     /// leaves another worker's transaction to that worker, which is in this loop too and takes it
-    /// on a later turn; an idle or exhausted worker takes any front. Taking every front at once
-    /// cost `vll` 1.5–3 points of `nocc` at 2 workers on `vll-micro`, in invocations that ran
-    /// slow throughout (`docs/results/vll.md`, thirteenth pass).
+    /// on a later turn; an idle or exhausted worker takes any front. Taking other workers' fronts
+    /// at once measured 0.5–3.4 points of `nocc` below the old loop at 2 workers on `vll-micro` (six
+    /// sets), leaving them to their workers nothing measurable (`docs/results/vll.md`, thirteenth
+    /// pass).
     #[cold]
     #[inline(never)]
     fn run_front<R: RequestSource>(
