@@ -88,9 +88,9 @@ pub struct Queued<R> {
     /// `FinishTransaction`.
     pub locks: Vec<R>,
     /// Whether the worker loop has parked the blocked transaction itself (in the partition's
-    /// `parked` list, beside the queue: the queue's slots stay small): then any worker may run it
-    /// (Fig. 1: whoever finds the front blocked runs it; Fig. 4: the idle worker runs what SCA
-    /// finds). `false` while its owner still holds it, and always for the embedding path's
+    /// `parked` list, beside the queue: the queue's slots stay small): then another worker may run
+    /// it (Fig. 4: the idle worker runs what SCA finds; Fig. 1's front: its owner, or an idle
+    /// worker). `false` while its owner still holds it, and always for the embedding path's
     /// (`Protocol::execute`: the program is the caller's, on the caller's stack).
     pub parked: bool,
 }
@@ -406,14 +406,13 @@ impl<S: LockScheme> Partition<S> {
     /// [`Self::try_sca`] for the worker loop: the oldest parked blocked transaction, anyone's, that
     /// conflicts with no older one — Fig. 4 as the paper runs it — claimed and taken if it is a `T`
     /// (workers drawing from sources of different program types do not run each other's).
-    #[allow(clippy::type_complexity)]
-    pub fn try_sca_parked<T: Any>(&self) -> Result<(ScaPass, Option<(Seq, Box<T>)>), Busy> {
+    pub fn try_sca_parked<T: Any>(&self) -> Result<(ScaPass, Option<Box<T>>), Busy> {
         let mut g = self.inner.try_lock().ok_or(Busy)?;
         let inner = &mut *g;
         let pass = Self::sca_pass(inner, |q| q.parked);
         let taken = pass
             .found
-            .and_then(|seq| Self::take_parked::<T>(inner, seq).map(|t| (seq, t)));
+            .and_then(|seq| Self::take_parked::<T>(inner, seq));
         if taken.is_some() {
             self.publish(inner);
         }

@@ -373,7 +373,7 @@ impl<F: Flavor> Vll<F> {
                     ScaTurn::Ran(pass, taken) => {
                         st.stats.sca_runs += 1;
                         st.stats.sca_passed_over += pass.passed_over as u64;
-                        if let Some((_, p)) = taken {
+                        if let Some(p) = taken {
                             st.stats.sca_found += 1;
                             self.resume(w, requests, *p, &mut st);
                             idle = 0;
