@@ -27,18 +27,18 @@
 //! latch round trip per batch.
 //!
 //! The front's sequence number and the blocked count are mirrored in atomics so the main loop can poll
-//! them without entering the critical section; they sit in the same cache-line pair as the latch word
-//! and the queue's header, which the section writes anyway. A transaction that must run **alone** (an interactive
+//! them without entering the critical section; they sit in a cache-line pair of their own, and the
+//! latch in another, since waiters spin on it ([`super::latch`]). A transaction that must run **alone** (an interactive
 //! one, or one whose ranges are too wide to lock key by key) is a *wall*: it is blocked unless the queue
 //! is empty, every transaction enqueued after it is blocked, and SCA never looks past it — so it runs
 //! exactly when it reaches the head, and nothing runs beside it.
 
+use super::latch::Latch;
 use super::sca::Sca;
 use super::scheme::LockScheme;
 use super::txn_queue::{Seq, TxnQueue, TxnState, MAX_LANES};
 use crate::storage::Database;
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -118,15 +118,17 @@ type LockLists<R> = Vec<Vec<R>>;
 
 /// One partition's lock state and TxnQueue.
 ///
-/// Layout: everything a critical section writes — the published atomics, the latch word, the
-/// queue's counter, counts and lane heads — comes first, in one aligned pair of cache lines, so a
-/// section pulls that pair over from the core that held the latch last and nothing else of the
-/// partition (the queue's entries are in the worker's own lane, see [`TxnQueue`], and so are the
-/// recycled lock-list copies SCA keeps); what it only reads (the lanes' address, the wall count,
-/// the SCA switch) follows, in lines that stay shared. (`docs/results/vll.md`, ninth pass: a
-/// section at 2 workers took ≈ 750 cycles with one ring and this header over three lines, ≈ 650
-/// after.) The latch's word comes right after the atomics, as `lock_api::Mutex` keeps its possibly
-/// unsized data last; a test checks the layout.
+/// Layout, in aligned pairs of cache lines: the published atomics (the only part of the partition
+/// other workers poll outside the section); the latch ([`Latch`]), alone, since its waiters spin on
+/// reads of it; then the queue's header (its counter, counts and lane heads), the rest of what a
+/// section writes. Nothing else of the partition moves with a section: the queue's entries are in
+/// the worker's own lane (see [`TxnQueue`]), and so are the recycled lock-list copies SCA keeps;
+/// what a section only reads (the lanes' address, the wall count, the SCA switch) follows, in lines
+/// that stay shared. (`docs/results/vll.md`: ninth pass, a section at 2 workers took ≈ 750 cycles
+/// with one ring and this header over three lines, ≈ 650 with everything written in one pair, the
+/// latch word included; fourteenth pass, on 16 cores that shared pair cost half the throughput once
+/// the waiters spun on it, and at 2 workers the latch's own pair costs nothing measurable.) A test
+/// checks the layout.
 #[repr(C, align(128))]
 pub struct Partition<S: LockScheme> {
     front: AtomicU64,
@@ -134,13 +136,13 @@ pub struct Partition<S: LockScheme> {
     /// Counts `FinishTransaction`s (kept with SCA only): only a finish can make a blocked
     /// transaction runnable, so SCA need not run again until this moves.
     finishes: AtomicU64,
-    inner: Mutex<Inner<S>>,
+    inner: Latch<Inner<S>>,
 }
 
 impl<S: LockScheme> Partition<S> {
     pub fn new(sca: bool) -> Self {
         Partition {
-            inner: Mutex::new(Inner {
+            inner: Latch::new(Inner {
                 queue: TxnQueue::with_lanes(MAX_LANES),
                 locks: S::State::default(),
                 walls: 0,
@@ -463,25 +465,33 @@ mod tests {
     use crate::protocols::vll::scheme::PointLocks;
 
     #[test]
-    fn everything_a_section_writes_is_in_the_partitions_first_cache_line_pair() {
+    fn the_latch_has_a_line_pair_of_its_own_between_the_published_words_and_the_queue_header() {
         let p = Partition::<PointLocks<Colocated>>::new(true);
         let at = |r: usize| r - &p as *const _ as usize;
-        // SAFETY: the raw mutex is only looked at, not locked or unlocked.
+        // SAFETY: the raw latch is only looked at, not locked or unlocked.
         let latch = at(unsafe { p.inner.raw() } as *const _ as usize);
         let g = p.inner.lock();
         let queue = at(&g.queue as *const _ as usize);
+        let pair = |offset: usize| offset / 128;
         for (name, offset) in [
             ("front", at(&p.front as *const _ as usize)),
             ("blocked", at(&p.blocked as *const _ as usize)),
             ("finishes", at(&p.finishes as *const _ as usize)),
-            ("latch", latch),
-            (
-                "queue header",
-                queue + TxnQueue::<Queued<LockRequest>>::WRITTEN_HEADER - 1,
-            ),
         ] {
-            assert!(offset < 128, "{name} at byte {offset}");
+            assert_eq!(pair(offset), 0, "{name} at byte {offset}");
         }
+        assert_eq!(latch, 128, "the latch starts its own pair");
+        assert_eq!(
+            std::mem::size_of::<super::super::latch::RawSpinLatch>(),
+            128
+        );
+        let header_end = queue + TxnQueue::<Queued<LockRequest>>::WRITTEN_HEADER - 1;
+        assert_eq!(pair(queue), 2, "queue header at byte {queue}");
+        assert_eq!(
+            pair(header_end),
+            2,
+            "queue header ends at byte {header_end}"
+        );
         assert_eq!(
             std::mem::align_of::<Partition<PointLocks<Colocated>>>(),
             128
