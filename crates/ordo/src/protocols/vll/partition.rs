@@ -38,7 +38,6 @@ use super::sca::Sca;
 use super::scheme::LockScheme;
 use super::txn_queue::{Seq, TxnQueue, TxnState, MAX_LANES};
 use crate::storage::Database;
-use crossbeam_utils::CachePadded;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -105,16 +104,61 @@ struct Inner<S: LockScheme> {
     /// Boxed: its 200 kB of bits live elsewhere anyway, and the partition's hot fields stay in one
     /// cache-line pair.
     sca: Option<Box<Sca>>,
-    /// Lock-list copies for reuse (with SCA), one pool per queue lane: a worker's copies are
-    /// written by its own sections only, as its lane's entries are.
-    spare: Box<[CachePadded<LockLists<S::Request>>]>,
     /// The parked transactions ([`Queued::parked`]), by sequence number: few (blocked ones only),
     /// so a list.
     parked: Vec<(Seq, Parked)>,
 }
 
-/// A pool of emptied lock lists.
-type LockLists<R> = Vec<Vec<R>>;
+/// The lock-list copies a worker recycles for its queue entries (with SCA, see [`Queued::locks`]):
+/// copies are made from it *before* the critical section and returned to it by the section that
+/// finishes their transactions, so the section itself only moves them.
+pub struct CopyPool<R> {
+    lists: Vec<Vec<R>>,
+}
+
+impl<R> Default for CopyPool<R> {
+    fn default() -> Self {
+        CopyPool { lists: Vec::new() }
+    }
+}
+
+impl<R: Copy> CopyPool<R> {
+    /// Copies kept at most (the rest are freed after the section that returned them).
+    const KEEP: usize = 64;
+
+    /// A copy of `locks` for a queue entry: empty without SCA (nobody else reads it then).
+    pub fn copy(&mut self, sca: bool, locks: &[R]) -> Vec<R> {
+        if !sca {
+            return Vec::new();
+        }
+        let mut c = self.lists.pop().unwrap_or_default();
+        c.clear();
+        c.extend_from_slice(locks);
+        c
+    }
+
+    /// Copies ready for reuse.
+    pub fn len(&self) -> usize {
+        self.lists.len()
+    }
+
+    /// Whether no copy is ready for reuse.
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_empty()
+    }
+
+    /// Takes back a finished entry's copy (inside the section: a push, nothing freed).
+    fn put(&mut self, c: Vec<R>) {
+        if c.capacity() > 0 {
+            self.lists.push(c);
+        }
+    }
+
+    /// Frees what is over [`Self::KEEP`] (after the section).
+    fn trim(&mut self) {
+        self.lists.truncate(Self::KEEP);
+    }
+}
 
 /// One partition's lock state and TxnQueue.
 ///
@@ -122,7 +166,8 @@ type LockLists<R> = Vec<Vec<R>>;
 /// other workers poll outside the section); the latch ([`Latch`]), alone, since its waiters spin on
 /// reads of it; then the queue's header (its counter, counts and lane heads), the rest of what a
 /// section writes. Nothing else of the partition moves with a section: the queue's entries are in
-/// the worker's own lane (see [`TxnQueue`]), and so are the recycled lock-list copies SCA keeps;
+/// the worker's own lane (see [`TxnQueue`]), and the lock-list copies SCA keeps are made before
+/// the section from a pool of the worker's ([`CopyPool`]);
 /// what a section only reads (the lanes' address, the wall count, the SCA switch) follows, in lines
 /// that stay shared. (`docs/results/vll.md`: ninth pass, a section at 2 workers took ≈ 750 cycles
 /// with one ring and this header over three lines, ≈ 650 with everything written in one pair, the
@@ -137,6 +182,8 @@ pub struct Partition<S: LockScheme> {
     /// transaction runnable, so SCA need not run again until this moves.
     finishes: AtomicU64,
     inner: Latch<Inner<S>>,
+    /// With SCA: every queue entry carries a copy of its lock list (read-only after `new`).
+    sca: bool,
 }
 
 impl<S: LockScheme> Partition<S> {
@@ -147,9 +194,9 @@ impl<S: LockScheme> Partition<S> {
                 locks: S::State::default(),
                 walls: 0,
                 sca: sca.then(|| Box::new(Sca::new())),
-                spare: (0..MAX_LANES).map(|_| CachePadded::default()).collect(),
                 parked: Vec::new(),
             }),
+            sca,
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
             finishes: AtomicU64::new(0),
@@ -180,16 +227,19 @@ impl<S: LockScheme> Partition<S> {
         locks: &[S::Request],
         alone: bool,
     ) -> (Seq, bool) {
+        let copy = CopyPool::default().copy(self.sca, locks);
         let mut g = self.inner.lock();
-        let r = Self::begin_locked(&mut g, db, owner, locks, alone);
+        let r = Self::begin_locked(&mut g, db, owner, locks, alone, copy);
         self.publish(&g);
         r
     }
 
     /// `FinishTransaction` for every transaction in `finish`, then `BeginTransaction` for every one in
-    /// `begin` (its lock requests and whether it runs alone), in order, in **one** critical section: a
+    /// `begin` (its lock requests, whether it runs alone, and its entry's copy of the requests from
+    /// `pool`, [`CopyPool::copy`], made before the call), in order, in **one** critical section: a
     /// worker releases the free transactions it ran and enqueues its next ones with a single latch
-    /// acquisition. The outcome of each begin, `(seq, blocked)`, is appended to `out` in order. Returns
+    /// acquisition. The outcome of each begin, `(seq, blocked)`, is appended to `out` in order; the
+    /// finished entries' copies go back to `pool`. Returns
     /// the number of blocked transactions it left in the queue (the caller's view of "TxnQueue is
     /// full" until its next critical section).
     ///
@@ -202,20 +252,24 @@ impl<S: LockScheme> Partition<S> {
         db: &Database<S::Meta>,
         finish: impl IntoIterator<Item = (Seq, &'a [S::Request])>,
         owner: u32,
-        begin: impl IntoIterator<Item = (&'a [S::Request], bool)>,
+        begin: impl IntoIterator<Item = (&'a [S::Request], bool, Vec<S::Request>)>,
         out: &mut Vec<(Seq, bool)>,
+        pool: &mut CopyPool<S::Request>,
     ) -> usize {
         let mut g = self.inner.lock();
         let inner = &mut *g;
         for (seq, held) in finish {
-            Self::finish_locked(inner, db, seq, held);
+            pool.put(Self::finish_locked(inner, db, seq, held));
             self.count_finish(inner);
         }
-        for (locks, alone) in begin {
-            out.push(Self::begin_locked(inner, db, owner, locks, alone));
+        for (locks, alone, copy) in begin {
+            out.push(Self::begin_locked(inner, db, owner, locks, alone, copy));
         }
         self.publish(inner);
-        inner.queue.blocked()
+        let blocked = inner.queue.blocked();
+        drop(g);
+        pool.trim();
+        blocked
     }
 
     fn begin_locked(
@@ -224,7 +278,9 @@ impl<S: LockScheme> Partition<S> {
         owner: u32,
         locks: &[S::Request],
         alone: bool,
+        copy: Vec<S::Request>,
     ) -> (Seq, bool) {
+        debug_assert!(inner.sca.is_none() || copy.len() == locks.len());
         let mut blocked = inner.walls > 0 || (alone && !inner.queue.is_empty());
         for r in locks {
             // No short-circuit: every request is counted, granted or not.
@@ -232,14 +288,6 @@ impl<S: LockScheme> Partition<S> {
         }
         if alone {
             inner.walls += 1;
-        }
-        let mut copy = Vec::new();
-        if inner.sca.is_some() {
-            copy = inner.spare[inner.queue.lane_of(owner)]
-                .pop()
-                .unwrap_or_default();
-            copy.clear();
-            copy.extend_from_slice(locks);
         }
         let seq = inner.queue.enqueue_in(
             owner,
@@ -258,9 +306,11 @@ impl<S: LockScheme> Partition<S> {
     /// began with — and removes it from the queue.
     pub fn finish_transaction(&self, db: &Database<S::Meta>, seq: Seq, locks: &[S::Request]) {
         let mut g = self.inner.lock();
-        Self::finish_locked(&mut g, db, seq, locks);
+        let copy = Self::finish_locked(&mut g, db, seq, locks);
         self.count_finish(&g);
         self.publish(&g);
+        drop(g);
+        drop(copy);
     }
 
     /// How many transactions have finished so far (see [`Self::sca`]).
@@ -269,7 +319,15 @@ impl<S: LockScheme> Partition<S> {
         self.finishes.load(Ordering::Acquire)
     }
 
-    fn finish_locked(inner: &mut Inner<S>, db: &Database<S::Meta>, seq: Seq, locks: &[S::Request]) {
+    /// Returns the entry's copy of the lock list (empty without SCA), for the caller to recycle or
+    /// free outside the section.
+    #[must_use]
+    fn finish_locked(
+        inner: &mut Inner<S>,
+        db: &Database<S::Meta>,
+        seq: Seq,
+        locks: &[S::Request],
+    ) -> Vec<S::Request> {
         let q = inner
             .queue
             .remove(seq)
@@ -285,12 +343,7 @@ impl<S: LockScheme> Partition<S> {
         if q.alone {
             inner.walls -= 1;
         }
-        if q.locks.capacity() > 0 {
-            let spare = &mut inner.spare[inner.queue.lane_of_seq(seq)];
-            if spare.len() < 64 {
-                spare.push(q.locks);
-            }
-        }
+        q.locks
     }
 
     /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical section.

@@ -2,7 +2,7 @@
 //! checker, dependent transactions, interactive transactions, and the conformance contract.
 
 use super::counters::{Counters, LockRequest, Mode};
-use super::partition::{Busy, Partition, ScaPass};
+use super::partition::{Busy, CopyPool, Partition, ScaPass};
 use super::scheme::PointLocks;
 use super::txn_queue::TxnState;
 use super::*;
@@ -606,8 +606,13 @@ fn a_batch_admits_in_order_and_blocks_behind_its_own_members() {
         &db,
         [],
         0,
-        [(&la[..], false), (&lb[..], false), (&lc[..], false)],
+        [
+            (&la[..], false, Vec::new()),
+            (&lb[..], false, Vec::new()),
+            (&lc[..], false, Vec::new()),
+        ],
         &mut out,
+        &mut CopyPool::default(),
     );
     let blocked: Vec<bool> = out.iter().map(|o| o.1).collect();
     assert_eq!(
@@ -626,8 +631,9 @@ fn a_batch_admits_in_order_and_blocks_behind_its_own_members() {
         &db,
         [(out[0].0, &la[..]), (out[1].0, &lb[..])],
         0,
-        [(&ld[..], false)],
+        [(&ld[..], false, Vec::new())],
         &mut next,
+        &mut CopyPool::default(),
     );
     assert!(!next[0].1, "D touches neither x nor y");
     assert_eq!(
@@ -639,6 +645,63 @@ fn a_batch_admits_in_order_and_blocks_behind_its_own_members() {
     part.finish_transaction(&db, out[2].0, &lc);
     part.finish_transaction(&db, next[0].0, &ld);
     assert_eq!((cx(&db, x + 1), cx(&db, y + 1), cx(&db, 4)), (0, 0, 0));
+    assert!(part.snapshot().is_empty());
+}
+
+/// With SCA, a batch's queue entries carry the copies of their lock lists made from the worker's
+/// pool before the section, SCA reads those copies, and the section that finishes a transaction
+/// hands its copy back to the pool.
+#[test]
+fn sca_reads_the_copies_made_before_the_section_and_finishing_returns_them_to_the_pool() {
+    let db = slots_db();
+    let part = Partition::<Points>::new(true);
+    let x = 0;
+    let (la, lb) = ([w(KV, x)], [w(KV, x)]);
+    let mut pool = CopyPool::default();
+    let copies = [pool.copy(true, &la), pool.copy(true, &lb)];
+    assert_eq!(copies[1], lb, "a copy is the lock list");
+    assert!(pool.copy(false, &la).is_empty(), "no copy without SCA");
+    let mut out = Vec::new();
+    let [ca, cb] = copies;
+    part.finish_and_begin(
+        &db,
+        [],
+        0,
+        [(&la[..], false, ca), (&lb[..], false, cb)],
+        &mut out,
+        &mut pool,
+    );
+    assert_eq!((out[0].1, out[1].1), (false, true), "B waits for A on x");
+    assert_eq!(
+        part.sca(0),
+        None,
+        "SCA sees B's copy conflict with the running A"
+    );
+    assert_eq!(pool.len(), 0);
+    part.finish_and_begin(
+        &db,
+        [(out[0].0, &la[..])],
+        0,
+        [],
+        &mut Vec::new(),
+        &mut pool,
+    );
+    assert_eq!(pool.len(), 1, "A's copy came back");
+    assert_eq!(
+        part.sca(0),
+        Some(out[1].0),
+        "B conflicts with nobody older now"
+    );
+    part.finish_and_begin(
+        &db,
+        [(out[1].0, &lb[..])],
+        0,
+        [],
+        &mut Vec::new(),
+        &mut pool,
+    );
+    assert_eq!(pool.len(), 2);
+    assert_eq!(cx(&db, x + 1), 0);
     assert!(part.snapshot().is_empty());
 }
 

@@ -34,7 +34,7 @@
 //! transaction is left. A transaction that touches something its locks do not cover (stale
 //! reconnaissance) is resubmitted at once as a new transaction.
 
-use super::partition::{Busy, FrontTake, Parked, Partition, ScaPass, NO_FRONT};
+use super::partition::{Busy, CopyPool, FrontTake, Parked, Partition, ScaPass, NO_FRONT};
 use super::recon::gather;
 use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
@@ -55,6 +55,11 @@ struct LoopState<P, R> {
     drawn: Vec<Drawn<P, R>>,
     /// The outcome of each begin of a batch (scratch).
     outcomes: Vec<(Seq, bool)>,
+    /// With SCA, the queue entries' copies of the lock lists: `copies` for the next batch, made
+    /// from `copy_pool` before its critical section (scratch), which takes them back as their
+    /// transactions finish.
+    copies: Vec<Vec<R>>,
+    copy_pool: CopyPool<R>,
     /// How many requests the next admission batch draws (adaptive, see [`Batching`]).
     batch: usize,
     /// Blocked transactions in the queue as this worker's last `BeginTransaction` left it: "TxnQueue
@@ -321,6 +326,8 @@ impl<F: Flavor> Vll<F> {
             deferred: Vec::new(),
             drawn: Vec::new(),
             outcomes: Vec::new(),
+            copies: Vec::new(),
+            copy_pool: CopyPool::default(),
             batch: 1,
             seen_blocked: 0,
             front_tried: NO_FRONT,
@@ -448,6 +455,7 @@ impl<F: Flavor> Vll<F> {
             0,
             std::iter::empty(),
             &mut st.outcomes,
+            &mut st.copy_pool,
         );
         st.spare_locks.extend(st.deferred.drain(..).map(|(_, l)| l));
         st.seen_blocked = self.partition().blocked();
@@ -510,12 +518,22 @@ impl<F: Flavor> Vll<F> {
         let mut drawn = std::mem::take(&mut st.drawn);
         let mut outcomes = std::mem::take(&mut st.outcomes);
         outcomes.clear();
+        // SCA's copies of the lock lists are made here, outside the section, which only moves them.
+        st.copies.clear();
+        for d in &drawn {
+            let c = st.copy_pool.copy(F::SCA, &d.locks);
+            st.copies.push(c);
+        }
         let queue_blocked = self.partition().finish_and_begin(
             &self.db,
             st.deferred.iter().map(|(s, l)| (*s, l.as_slice())),
             w.id,
-            drawn.iter().map(|d| (d.locks.as_slice(), d.plan.alone)),
+            drawn
+                .iter()
+                .zip(st.copies.drain(..))
+                .map(|(d, c)| (d.locks.as_slice(), d.plan.alone, c)),
             &mut outcomes,
+            &mut st.copy_pool,
         );
         st.spare_locks.extend(st.deferred.drain(..).map(|(_, l)| l));
         st.seen_blocked = queue_blocked;
