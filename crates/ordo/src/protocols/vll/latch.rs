@@ -10,7 +10,7 @@
 //! them after a few microseconds of waiting, and from then on a release has to wake a sleeper with
 //! a system call: the handoff costs more than the section, and the waiters form a convoy. On a
 //! 16-core machine that made `vll` *slower* with more workers (`vll-micro` CI 0.0001, short:
-//! 3.5–3.9 M transactions/s at 4 workers, 1.1–1.4 M at 8, 0.66–0.87 M at 16), where the paper's
+//! 2.2–3.9 M transactions/s at 4 workers, 1.1–1.6 M at 8, 0.66–0.87 M at 16), where the paper's
 //! design promises at worst a plateau at the section's own rate.
 //!
 //! **Why alone on its lines.** A waiter spins on a *read* of the latch word, i.e. on its own cached

@@ -56,7 +56,8 @@
 //!   ([`txn_queue`], [`partition`]). Queue order is unchanged: one sequence counter, lanes merged by it.
 //! * The critical section's latch spins and never sleeps, alone on its own pair of lines
 //!   ([`latch`]): a mutex that parks its waiters made `vll` slower with more workers on 16 cores
-//!   (0.7 M transactions/s at 16 against 3.5 M at 4), the spinning latch 2.7× that at 16 workers.
+//!   (0.66–0.87 M transactions/s at 16 against 2.2–3.9 M at 4); the spinning latch does 1.9–2.0 M
+//!   at 16 and 3.4–3.5 M at 8 on the same machine.
 //! * A transaction that blocks is **parked** with its queue entry (program, ticket, lock list) by the
 //!   worker that admitted it, and another worker may run it: whoever's SCA pass finds it, as in
 //!   Fig. 4, and at the front (Fig. 1) its own worker or an idle one — a worker with work of its own
