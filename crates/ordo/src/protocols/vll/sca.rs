@@ -139,6 +139,38 @@ impl Sca {
         &mut self,
         queue: impl IntoIterator<Item = ScaCandidate<'a>>,
     ) -> Option<usize> {
+        let mut found = None;
+        self.scan(queue, |i| {
+            found = Some(i);
+            false
+        });
+        found
+    }
+
+    /// Fig. 4 repeated until it finds nothing, in **one** pass: appends to `found` the index of every
+    /// eligible blocked candidate that conflicts with no older candidate, oldest first, as if each
+    /// were claimed (made running) before the next call. A found transaction's keys are marked as
+    /// any blocked one's are, which is exactly what a running one marks, so the pass continues with
+    /// the bits a fresh pass would have at that point: the same transactions in O(queue) instead of
+    /// O(found × queue). For a caller that runs everything it finds at once (a lock-manager thread).
+    pub fn select_all<'a>(
+        &mut self,
+        queue: impl IntoIterator<Item = ScaCandidate<'a>>,
+        found: &mut Vec<usize>,
+    ) {
+        self.scan(queue, |i| {
+            found.push(i);
+            true
+        });
+    }
+
+    /// The scan of Fig. 4: `safe(i)` is called for each eligible blocked candidate `i` that
+    /// conflicts with no older one, and says whether to go on.
+    fn scan<'a>(
+        &mut self,
+        queue: impl IntoIterator<Item = ScaCandidate<'a>>,
+        mut safe: impl FnMut(usize) -> bool,
+    ) {
         let Sca {
             dx,
             ds,
@@ -147,7 +179,7 @@ impl Sca {
             ..
         } = self;
         *passed_over = false;
-        let mut found = None;
+        let mut any = false;
         for (i, t) in queue.into_iter().enumerate() {
             let fp = t.footprint;
             if t.blocked {
@@ -165,8 +197,11 @@ impl Sca {
                     Self::set(dx, touched, j);
                 }
                 if success && t.eligible {
-                    found = Some(i);
-                    break;
+                    any = true;
+                    if !safe(i) {
+                        break;
+                    }
+                    continue;
                 }
                 *passed_over |= success;
             } else {
@@ -178,13 +213,12 @@ impl Sca {
                 }
             }
         }
-        *passed_over &= found.is_none();
+        *passed_over &= !any;
         for &j in touched.iter() {
             dx[(j / 64) as usize] = 0;
             ds[(j / 64) as usize] = 0;
         }
         touched.clear();
-        found
     }
 }
 
@@ -290,6 +324,57 @@ pub(super) mod tests {
             // With the paper's 819,200 bits and 16 keys, collisions are (essentially) impossible: the
             // answer is exactly the oldest runnable transaction.
             assert_eq!(got, want.first().copied(), "{q:?}");
+        }
+    }
+
+    fn run_all(sca: &mut Sca, q: &[T]) -> Vec<usize> {
+        let fps: Vec<Footprint> = q
+            .iter()
+            .map(|t| {
+                let mut f = sca.footprint();
+                for &(k, x) in &t.locks {
+                    f.add(sca, k, x);
+                }
+                f
+            })
+            .collect();
+        let mut found = Vec::new();
+        sca.select_all(
+            q.iter().zip(&fps).map(|(t, f)| ScaCandidate {
+                blocked: t.blocked,
+                eligible: true,
+                footprint: f,
+            }),
+            &mut found,
+        );
+        found
+    }
+
+    /// One `select_all` pass finds what calling `select` until it finds nothing, running (unblocking)
+    /// each find before the next call, finds — and, with the paper's bit arrays, exactly every
+    /// blocked transaction that conflicts with no older one; with colliding bits a subset of those.
+    #[test]
+    fn select_all_is_select_repeated_with_each_find_running() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        for bits in [SCA_BITS, 1, 3, 17] {
+            let mut sca = Sca::with_bits(bits);
+            for _ in 0..3_000 {
+                let q = random_queue(&mut rng);
+                let mut repeated = Vec::new();
+                let mut left = q.clone();
+                while let Some(i) = run(&mut sca, &left) {
+                    repeated.push(i);
+                    left[i].blocked = false;
+                }
+                let all = run_all(&mut sca, &q);
+                assert_eq!(all, repeated, "{bits} bits: {q:?}");
+                let want = runnable(&q);
+                if bits == SCA_BITS {
+                    assert_eq!(all, want, "{q:?}");
+                } else {
+                    assert!(all.iter().all(|i| want.contains(i)), "{bits} bits: {q:?}");
+                }
+            }
         }
     }
 

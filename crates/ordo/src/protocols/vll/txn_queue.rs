@@ -324,9 +324,42 @@ impl<T> TxnQueue<T> {
     pub fn sca(
         &mut self,
         sca: &mut Sca,
-        mut eligible: impl FnMut(&T) -> bool,
-        mut keys: impl FnMut(&T, &mut dyn FnMut(u64, bool)),
+        eligible: impl FnMut(&T) -> bool,
+        keys: impl FnMut(&T, &mut dyn FnMut(u64, bool)),
     ) -> Option<Seq> {
+        self.footprints(sca, keys);
+        let i = sca.select(self.candidates(eligible))?;
+        // `i` counts live transactions oldest first; map it back to a sequence number.
+        self.in_order().nth(i).map(|(seq, _)| seq)
+    }
+
+    /// [`Sca::select_all`] over the queue: appends to `found` every blocked transaction (that
+    /// `eligible` accepts) conflicting with no older one, oldest first — what calling [`Self::sca`]
+    /// and claiming its find until it finds nothing would claim, in one pass. Claims nothing.
+    pub fn sca_all(
+        &mut self,
+        sca: &mut Sca,
+        eligible: impl FnMut(&T) -> bool,
+        keys: impl FnMut(&T, &mut dyn FnMut(u64, bool)),
+        found: &mut Vec<Seq>,
+    ) {
+        self.footprints(sca, keys);
+        let mut at = Vec::new();
+        sca.select_all(self.candidates(eligible), &mut at);
+        // `at` counts live transactions oldest first, ascending; map it back to sequence numbers.
+        let mut at = at.into_iter().peekable();
+        for (i, (seq, _)) in self.in_order().enumerate() {
+            if at.peek().is_none() {
+                break;
+            }
+            if at.next_if_eq(&i).is_some() {
+                found.push(seq);
+            }
+        }
+    }
+
+    /// Hashes the keys of every entry SCA has not met yet (once per entry: cached in its slot).
+    fn footprints(&mut self, sca: &Sca, mut keys: impl FnMut(&T, &mut dyn FnMut(u64, bool))) {
         let TxnQueue { lanes, spare, .. } = self;
         for s in lanes
             .iter_mut()
@@ -339,14 +372,18 @@ impl<T> TxnQueue<T> {
                 s.footprint = Some(fp);
             }
         }
-        let candidates = self.in_order().map(|(_, s)| ScaCandidate {
+    }
+
+    /// The live transactions as SCA's candidates, oldest first (footprints computed).
+    fn candidates<'a>(
+        &'a self,
+        mut eligible: impl FnMut(&T) -> bool + 'a,
+    ) -> impl Iterator<Item = ScaCandidate<'a>> + 'a {
+        self.in_order().map(move |(_, s)| ScaCandidate {
             blocked: s.state == TxnState::Blocked,
             eligible: s.state == TxnState::Blocked && eligible(&s.payload),
-            footprint: s.footprint.as_ref().expect("footprint computed above"),
-        });
-        let i = sca.select(candidates)?;
-        // `i` counts live transactions oldest first; map it back to a sequence number.
-        self.in_order().nth(i).map(|(seq, _)| seq)
+            footprint: s.footprint.as_ref().expect("footprints computed first"),
+        })
     }
 }
 
