@@ -235,9 +235,9 @@ pub(super) mod tests {
         pub locks: Vec<(u64, bool)>,
     }
 
-    fn run(sca: &mut Sca, q: &[T]) -> Option<usize> {
-        let fps: Vec<Footprint> = q
-            .iter()
+    /// Each transaction's footprint, hashed for `sca`.
+    fn footprints(sca: &Sca, q: &[T]) -> Vec<Footprint> {
+        q.iter()
             .map(|t| {
                 let mut f = sca.footprint();
                 for &(k, x) in &t.locks {
@@ -245,12 +245,21 @@ pub(super) mod tests {
                 }
                 f
             })
-            .collect();
-        sca.select(q.iter().zip(&fps).map(|(t, f)| ScaCandidate {
+            .collect()
+    }
+
+    /// `q` as SCA's candidates, every blocked one eligible.
+    fn candidates<'a>(q: &'a [T], fps: &'a [Footprint]) -> impl Iterator<Item = ScaCandidate<'a>> {
+        q.iter().zip(fps).map(|(t, f)| ScaCandidate {
             blocked: t.blocked,
             eligible: true,
             footprint: f,
-        }))
+        })
+    }
+
+    fn run(sca: &mut Sca, q: &[T]) -> Option<usize> {
+        let fps = footprints(sca, q);
+        sca.select(candidates(q, &fps))
     }
 
     fn conflicts(a: &T, b: &T) -> bool {
@@ -328,25 +337,9 @@ pub(super) mod tests {
     }
 
     fn run_all(sca: &mut Sca, q: &[T]) -> Vec<usize> {
-        let fps: Vec<Footprint> = q
-            .iter()
-            .map(|t| {
-                let mut f = sca.footprint();
-                for &(k, x) in &t.locks {
-                    f.add(sca, k, x);
-                }
-                f
-            })
-            .collect();
+        let fps = footprints(sca, q);
         let mut found = Vec::new();
-        sca.select_all(
-            q.iter().zip(&fps).map(|(t, f)| ScaCandidate {
-                blocked: t.blocked,
-                eligible: true,
-                footprint: f,
-            }),
-            &mut found,
-        );
+        sca.select_all(candidates(q, &fps), &mut found);
         found
     }
 
