@@ -17,8 +17,8 @@
 //!
 //! Everything that can be done outside the critical section is: the lock list is resolved to record
 //! slots and deduplicated before entering (`LockScheme::plan`), so
-//! the section itself is the counter increments/decrements, the queue append/removal and two published
-//! words. A queue entry holds only what *other* threads need — the state (Free, Blocked, Running), the
+//! the section itself is the counter increments/decrements, the queue append/removal and, while
+//! transactions are blocked, two published words. A queue entry holds only what *other* threads need — the state (Free, Blocked, Running), the
 //! owner, whether it is a wall, with SCA a copy of its lock list for the scan, and once it has
 //! blocked the transaction itself, parked there for any worker to take; the worker that runs T keeps
 //! its read and write sets and hands them back to `FinishTransaction` (so without SCA nothing is
@@ -27,8 +27,10 @@
 //! latch round trip per batch.
 //!
 //! The front's sequence number and the blocked count are mirrored in atomics so the main loop can poll
-//! them without entering the critical section; they sit in a cache-line pair of their own, and the
-//! latch in another, since waiters spin on it ([`super::latch`]). A transaction that must run **alone** (an interactive
+//! them without entering the critical section — written only while some transaction is blocked
+//! (the head rule has nothing to do otherwise), so without contention they stay in every core's
+//! cache; they sit in a cache-line pair of their own, and the latch in another, since waiters spin
+//! on it ([`super::latch`]). A transaction that must run **alone** (an interactive
 //! one, or one whose ranges are too wide to lock key by key) is a *wall*: it is blocked unless the queue
 //! is empty, every transaction enqueued after it is blocked, and SCA never looks past it — so it runs
 //! exactly when it reaches the head, and nothing runs beside it.
@@ -107,6 +109,9 @@ struct Inner<S: LockScheme> {
     /// The parked transactions ([`Queued::parked`]), by sequence number: few (blocked ones only),
     /// so a list.
     parked: Vec<(Seq, Parked)>,
+    /// The published words say that no transaction is blocked ([`Partition::publish`]): while that
+    /// stays true they are not written.
+    quiet: bool,
 }
 
 /// The lock-list copies a worker recycles for its queue entries (with SCA, see [`Queued::locks`]):
@@ -163,7 +168,7 @@ impl<R: Copy> CopyPool<R> {
 /// One partition's lock state and TxnQueue.
 ///
 /// Layout, in aligned pairs of cache lines: the published atomics (the only part of the partition
-/// other workers poll outside the section); the latch ([`Latch`]), alone, since its waiters spin on
+/// other workers poll outside the section; written only under contention, see [`Self::publish`]); the latch ([`Latch`]), alone, since its waiters spin on
 /// reads of it; then the queue's header (its counter, counts and lane heads), the rest of what a
 /// section writes. Nothing else of the partition moves with a section: the queue's entries are in
 /// the worker's own lane (see [`TxnQueue`]), and the lock-list copies SCA keeps are made before
@@ -178,8 +183,9 @@ impl<R: Copy> CopyPool<R> {
 pub struct Partition<S: LockScheme> {
     front: AtomicU64,
     blocked: AtomicUsize,
-    /// Counts `FinishTransaction`s (kept with SCA only): only a finish can make a blocked
-    /// transaction runnable, so SCA need not run again until this moves.
+    /// Counts the `FinishTransaction`s that leave a blocked transaction in the queue (kept with SCA
+    /// only): only such a finish can make a blocked transaction runnable, so SCA need not run
+    /// again until this moves.
     finishes: AtomicU64,
     inner: Latch<Inner<S>>,
     /// With SCA: every queue entry carries a copy of its lock list (read-only after `new`).
@@ -195,6 +201,7 @@ impl<S: LockScheme> Partition<S> {
                 walls: 0,
                 sca: sca.then(|| Box::new(Sca::new())),
                 parked: Vec::new(),
+                quiet: true,
             }),
             sca,
             front: AtomicU64::new(NO_FRONT),
@@ -203,16 +210,28 @@ impl<S: LockScheme> Partition<S> {
         }
     }
 
-    fn publish(&self, inner: &Inner<S>) {
+    /// Mirrors the front and the blocked count in the published words — only while some
+    /// transaction is blocked, and once more when none is left: the front matters only to the head
+    /// rule, which applies to a blocked front, and without contention the words (and their cache
+    /// lines) then stay untouched, shared by every core instead of moving with each section.
+    fn publish(&self, inner: &mut Inner<S>) {
+        let blocked = inner.queue.blocked();
+        if blocked == 0 && inner.quiet {
+            return;
+        }
+        inner.quiet = blocked == 0;
         self.front
             .store(inner.queue.front().unwrap_or(NO_FRONT), Ordering::Release);
-        self.blocked.store(inner.queue.blocked(), Ordering::Release);
+        self.blocked.store(blocked, Ordering::Release);
     }
 
-    /// Counts a finish for SCA (inside the critical section, so a plain increment suffices).
+    /// Counts a finish for SCA (inside the critical section, so a plain increment suffices) — one
+    /// that leaves a blocked transaction behind: SCA runs only while some are blocked, and only a
+    /// finish in their presence can make one runnable. Without contention the count, like the
+    /// other published words, stays untouched.
     #[inline]
     fn count_finish(&self, inner: &Inner<S>) {
-        if inner.sca.is_some() {
+        if inner.sca.is_some() && inner.queue.blocked() > 0 {
             let n = self.finishes.load(Ordering::Relaxed);
             self.finishes.store(n + 1, Ordering::Release);
         }
@@ -230,7 +249,7 @@ impl<S: LockScheme> Partition<S> {
         let copy = CopyPool::default().copy(self.sca, locks);
         let mut g = self.inner.lock();
         let r = Self::begin_locked(&mut g, db, owner, locks, alone, copy);
-        self.publish(&g);
+        self.publish(&mut g);
         r
     }
 
@@ -308,12 +327,13 @@ impl<S: LockScheme> Partition<S> {
         let mut g = self.inner.lock();
         let copy = Self::finish_locked(&mut g, db, seq, locks);
         self.count_finish(&g);
-        self.publish(&g);
+        self.publish(&mut g);
         drop(g);
         drop(copy);
     }
 
-    /// How many transactions have finished so far (see [`Self::sca`]).
+    /// How many transactions have finished while others were blocked: SCA need not rerun a pass
+    /// that found nothing until this moves.
     #[inline]
     pub fn finishes(&self) -> u64 {
         self.finishes.load(Ordering::Acquire)
@@ -346,7 +366,9 @@ impl<S: LockScheme> Partition<S> {
         q.locks
     }
 
-    /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical section.
+    /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical
+    /// section — kept current only while a transaction is blocked (see [`Self::publish`]): with
+    /// none blocked it may name a finished one, and the head rule has nothing to do anyway.
     #[inline]
     pub fn front(&self) -> Seq {
         self.front.load(Ordering::Acquire)
@@ -362,7 +384,7 @@ impl<S: LockScheme> Partition<S> {
     pub fn claim(&self, seq: Seq) -> bool {
         let mut g = self.inner.lock();
         let ok = g.queue.claim(seq);
-        self.publish(&g);
+        self.publish(&mut g);
         ok
     }
 
