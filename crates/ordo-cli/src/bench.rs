@@ -289,6 +289,7 @@ fn run_all<W: ordo::harness::Workload>(
                     "pin": args.pin,
                     "vll_blocked_limit": vll.blocked_limit,
                     "vll_batch": vll.max_batch,
+                    "vll_sca_bits": vll.sca_bits,
                 },
                 "machine": machine,
             }));

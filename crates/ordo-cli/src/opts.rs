@@ -57,7 +57,16 @@ pub struct ProtocolKnobs {
     /// (1 to 1024; 1 is the paper's one at a time; a batch also stops at 32 lock requests).
     #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_MAX_BATCH)]
     pub vll_batch: usize,
+    /// `vll-sca`: bits in each of SCA's two bit arrays (64 to 134217728; the paper's 819200 = 100 kB
+    /// each by default). Fewer bits stay in L1 and move fewer cache lines between scanning workers;
+    /// more hash collisions only make SCA miss runnable transactions, never pick a conflicting one.
+    #[arg(long, value_name = "BITS", default_value_t = ordo::protocols::vll::sca::SCA_BITS)]
+    pub vll_sca_bits: u32,
 }
+
+/// The range `--vll-sca-bits` accepts: one word at least, 16 MiB per array at most.
+const MIN_SCA_BITS: u32 = 64;
+const MAX_SCA_BITS: u32 = 1 << 27;
 
 impl ProtocolKnobs {
     /// The VLL knobs, checked.
@@ -74,6 +83,14 @@ impl ProtocolKnobs {
         Ok(ordo::protocols::vll::VllConfig {
             blocked_limit: check("vll-blocked-limit", self.vll_blocked_limit, 4096)?,
             max_batch: check("vll-batch", self.vll_batch, 1024)?,
+            sca_bits: if (MIN_SCA_BITS..=MAX_SCA_BITS).contains(&self.vll_sca_bits) {
+                self.vll_sca_bits
+            } else {
+                return Err(UsageError(format!(
+                    "--vll-sca-bits must be an integer from {MIN_SCA_BITS} to {MAX_SCA_BITS}, got {}",
+                    self.vll_sca_bits
+                )));
+            },
         })
     }
 }

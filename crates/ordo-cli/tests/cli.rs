@@ -78,6 +78,9 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-p", "vll", "--vll-blocked-limit", "0"],
         vec!["bench", "-p", "vll", "--vll-blocked-limit", "-3"],
         vec!["verify", "-p", "vll", "--vll-batch", "0"],
+        vec!["bench", "-p", "vll-sca", "--vll-sca-bits", "63"],
+        vec!["bench", "-p", "vll-sca", "--vll-sca-bits", "134217729"],
+        vec!["verify", "-p", "vll-sca", "--vll-sca-bits", "-1"],
         // So skewed that a transaction's distinct keys are never all drawn (it used to hang).
         vec!["bench", "-w", "ycsb", "--rows", "1000", "--theta", "1e14"],
         // 1 / CI hot records overflowed the size check (it used to panic).
@@ -220,6 +223,10 @@ fn bench_prints_a_row_per_run_and_writes_json() {
         assert_eq!(
             r["params"]["vll_blocked_limit"],
             ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT
+        );
+        assert_eq!(
+            r["params"]["vll_sca_bits"],
+            ordo::protocols::vll::sca::SCA_BITS
         );
         assert!(
             r.get("sweep").is_some_and(|s| s.is_null()),

@@ -46,6 +46,9 @@ pub struct RunParams {
     pub vll_batch: Option<u64>,
     #[serde(default)]
     pub vll_blocked_limit: Option<u64>,
+    /// `--vll-sca-bits` (absent in older files, which used the paper's 819,200).
+    #[serde(default)]
+    pub vll_sca_bits: Option<u64>,
     /// Workers pinned to CPUs (`--pin`; absent in older files, which did not pin).
     #[serde(default)]
     pub pin: Option<bool>,

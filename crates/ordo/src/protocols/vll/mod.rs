@@ -149,7 +149,7 @@ pub const DEFAULT_BLOCKED_LIMIT: usize = 16;
 pub const DEFAULT_MAX_BATCH: usize = 4;
 
 /// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`); `ordo bench` and
-/// `ordo verify` set them with `--vll-blocked-limit` and `--vll-batch`.
+/// `ordo verify` set them with `--vll-blocked-limit`, `--vll-batch` and `--vll-sca-bits`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VllConfig {
     /// Admission stops while this many transactions are blocked in the TxnQueue (the most: a worker
@@ -159,6 +159,11 @@ pub struct VllConfig {
     /// Largest admission batch of a worker's main loop (1: one transaction per critical section, as in
     /// Fig. 1).
     pub max_batch: usize,
+    /// `vll-sca`: bits in each of SCA's arrays D_X and D_S (the paper's 819,200 by default,
+    /// [`sca::SCA_BITS`]: 100 kB each, both in a 256 kB L2). Fewer bits keep the arrays in L1 and
+    /// move fewer lines between the cores whose workers take turns scanning, at the price of more
+    /// hash collisions (false negatives only, never a conflicting find).
+    pub sca_bits: u32,
 }
 
 impl Default for VllConfig {
@@ -166,6 +171,7 @@ impl Default for VllConfig {
         VllConfig {
             blocked_limit: DEFAULT_BLOCKED_LIMIT,
             max_batch: DEFAULT_MAX_BATCH,
+            sca_bits: sca::SCA_BITS,
         }
     }
 }
@@ -247,7 +253,7 @@ impl<F: Flavor> Vll<F> {
     pub fn with_config(db: Database<<F::Scheme as LockScheme>::Meta>, cfg: &VllConfig) -> Self {
         Vll {
             db,
-            part: Partition::new(F::SCA),
+            part: Partition::with_sca(F::SCA.then_some(cfg.sca_bits)),
             blocked_limit: cfg.blocked_limit.max(1),
             batching: worker::Batching {
                 max: cfg.max_batch.max(1),

@@ -193,13 +193,20 @@ pub struct Partition<S: LockScheme> {
 }
 
 impl<S: LockScheme> Partition<S> {
+    /// A partition; with `sca`, SCA's bit arrays of the paper's size ([`super::sca::SCA_BITS`]).
     pub fn new(sca: bool) -> Self {
+        Self::with_sca(sca.then_some(super::sca::SCA_BITS))
+    }
+
+    /// A partition; with `Some(bits)`, SCA with bit arrays of `bits` bits each.
+    pub fn with_sca(sca_bits: Option<u32>) -> Self {
+        let sca = sca_bits.is_some();
         Partition {
             inner: Latch::new(Inner {
                 queue: TxnQueue::with_lanes(MAX_LANES),
                 locks: S::State::default(),
                 walls: 0,
-                sca: sca.then(|| Box::new(Sca::new())),
+                sca: sca_bits.map(|bits| Box::new(Sca::with_bits(bits))),
                 parked: Vec::new(),
                 quiet: true,
             }),

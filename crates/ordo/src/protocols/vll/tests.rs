@@ -192,6 +192,34 @@ fn a_busy_worker_leaves_another_workers_parked_front_and_an_idle_one_takes_it() 
     }
 }
 
+/// The size of SCA's bit arrays reaches the partition (`--vll-sca-bits`): with one bit every key
+/// collides, so the running E(w) hides that the blocked C(x) could run — a false negative, never a
+/// wrong find; with the paper's size SCA finds C.
+#[test]
+fn sca_bit_array_size_reaches_the_partition_and_collisions_only_hide_finds() {
+    for (bits, finds) in [(sca::SCA_BITS, true), (1, false)] {
+        let db = slots_db();
+        let part = Partition::<Points>::with_sca(Some(bits));
+        let (lx, lw) = ([w(KV, 0)], [w(KV, 1)]);
+        let (sa, _) = part.begin_transaction(&db, 0, &lx, false);
+        let (se, _) = part.begin_transaction(&db, 0, &lw, false);
+        let (sc, bc) = part.begin_transaction(&db, 0, &lx, false);
+        assert!(bc);
+        part.finish_transaction(&db, sa, &lx);
+        assert_eq!(part.sca(0), finds.then_some(sc), "{bits} bits");
+        if !finds {
+            part.finish_transaction(&db, se, &lw);
+            assert_eq!(part.front(), sc);
+            assert!(part.claim(sc));
+            part.finish_transaction(&db, sc, &lx);
+        } else {
+            part.finish_transaction(&db, sc, &lx);
+            part.finish_transaction(&db, se, &lw);
+        }
+        assert!(part.snapshot().is_empty());
+    }
+}
+
 /// A read-modify-write and a duplicated key never block their own transaction.
 #[test]
 fn rmw_and_duplicate_keys_never_self_block() {
@@ -431,6 +459,7 @@ fn contended_run<F: Flavor>(
         &VllConfig {
             blocked_limit: limit,
             max_batch: batch,
+            ..VllConfig::default()
         },
     );
     let mut txns = Vec::new();
@@ -565,6 +594,7 @@ fn counters_return_to_zero_after_a_run() {
     let cfg = VllConfig {
         blocked_limit: 3,
         max_batch: 4,
+        ..VllConfig::default()
     };
     let p = Vll::<Basic>::with_config(test_db(), &cfg);
     run_threads(&p, 3, 2_000);
@@ -713,6 +743,7 @@ fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
             &VllConfig {
                 blocked_limit: 16,
                 max_batch,
+                ..VllConfig::default()
             },
         );
         let mut wk = p.worker(0, false);
@@ -740,6 +771,7 @@ fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
         &VllConfig {
             blocked_limit: 16,
             max_batch: 8,
+            ..VllConfig::default()
         },
     );
     let mut src = Script {
@@ -763,6 +795,7 @@ fn the_main_loop_admits_a_batch_per_section_only_while_nothing_blocks() {
         &VllConfig {
             blocked_limit: 16,
             max_batch: 8,
+            ..VllConfig::default()
         },
     );
     run_threads(&p, 1, 3_000);
@@ -823,6 +856,7 @@ fn a_resubmitted_batch_member_does_not_hide_an_older_blocked_one() {
             &VllConfig {
                 blocked_limit: 16,
                 max_batch: 4,
+                ..VllConfig::default()
             },
         );
         // Three no-ops grow the batch to 4 (sizes 1, 2), then the four of interest share one.
@@ -968,6 +1002,7 @@ fn dependent_transactions_are_admitted_one_per_section() {
         &VllConfig {
             blocked_limit: 16,
             max_batch: 8,
+            ..VllConfig::default()
         },
     );
     let mut src = Dependents {
@@ -1379,6 +1414,7 @@ fn an_idle_worker_runs_the_transaction_sca_finds_whoever_admitted_it() {
         &VllConfig {
             blocked_limit: 1,
             max_batch: 2,
+            ..VllConfig::default()
         },
     ));
     let (a_running, a_running_rx) = channel();
