@@ -16,15 +16,15 @@
 //! ```
 //!
 //! Everything that can be done outside the critical section is: the lock list is resolved to record
-//! slots and deduplicated before entering (`LockScheme::plan`), so
-//! the section itself is the counter increments/decrements, the queue append/removal and, while
-//! transactions are blocked, two published words. A queue entry holds only what *other* threads need — the state (Free, Blocked, Running), the
-//! owner, whether it is a wall, with SCA a copy of its lock list for the scan, and once it has
-//! blocked the transaction itself, parked there for any worker to take; the worker that runs T keeps
-//! its read and write sets and hands them back to `FinishTransaction` (so without SCA nothing is
-//! copied under the latch). A worker that ran a free transaction finishes it inside the critical section of
-//! its next `BeginTransaction` (`finish_and_begin`), which may begin a whole admission batch: one
-//! latch round trip per batch.
+//! slots and deduplicated before entering (`LockScheme::plan`), so the section itself is the
+//! counter increments/decrements, the queue append/removal and, while transactions are blocked, two
+//! published words. A queue entry holds only what *other* threads need — the state (Free, Blocked,
+//! Running), the owner, whether it is a wall, with SCA a copy of its lock list for the scan, and
+//! once it has blocked the transaction itself, parked there for any worker to take; the worker that
+//! runs T keeps its read and write sets and hands them back to `FinishTransaction` (so without SCA
+//! nothing is copied under the latch). A worker that ran a free transaction finishes it inside the
+//! critical section of its next `BeginTransaction` (`finish_and_begin`), which may begin a whole
+//! admission batch: one latch round trip per batch.
 //!
 //! The front's sequence number and the blocked count are mirrored in atomics so the main loop can poll
 //! them without entering the critical section — written only while some transaction is blocked
@@ -168,8 +168,8 @@ impl<R: Copy> CopyPool<R> {
 /// One partition's lock state and TxnQueue.
 ///
 /// Layout, in aligned pairs of cache lines: the published atomics (the only part of the partition
-/// other workers poll outside the section; written only under contention, see [`Self::publish`]); the latch ([`Latch`]), alone, since its waiters spin on
-/// reads of it; then the queue's header (its counter, counts and lane heads), the rest of what a
+/// other workers poll outside the section; written only under contention, see [`Self::publish`]);
+/// the latch ([`Latch`]), alone, since its waiters spin on reads of it; then the queue's header (its counter, counts and lane heads), the rest of what a
 /// section writes. Nothing else of the partition moves with a section: the queue's entries are in
 /// the worker's own lane (see [`TxnQueue`]), and the lock-list copies SCA keeps are made before
 /// the section from a pool of the worker's ([`CopyPool`]);
