@@ -65,32 +65,24 @@ pub struct ProtocolKnobs {
 }
 
 /// The range `--vll-sca-bits` accepts: one word at least, 16 MiB per array at most.
-const MIN_SCA_BITS: u32 = 64;
-const MAX_SCA_BITS: u32 = 1 << 27;
+const SCA_BITS_RANGE: (usize, usize) = (64, 1 << 27);
 
 impl ProtocolKnobs {
     /// The VLL knobs, checked.
     pub fn vll(&self) -> Result<ordo::protocols::vll::VllConfig, UsageError> {
-        let check = |name: &str, v: usize, max: usize| {
-            if (1..=max).contains(&v) {
+        let check = |name: &str, v: usize, (min, max): (usize, usize)| {
+            if (min..=max).contains(&v) {
                 Ok(v)
             } else {
                 Err(UsageError(format!(
-                    "--{name} must be an integer from 1 to {max}, got {v}"
+                    "--{name} must be an integer from {min} to {max}, got {v}"
                 )))
             }
         };
         Ok(ordo::protocols::vll::VllConfig {
-            blocked_limit: check("vll-blocked-limit", self.vll_blocked_limit, 4096)?,
-            max_batch: check("vll-batch", self.vll_batch, 1024)?,
-            sca_bits: if (MIN_SCA_BITS..=MAX_SCA_BITS).contains(&self.vll_sca_bits) {
-                self.vll_sca_bits
-            } else {
-                return Err(UsageError(format!(
-                    "--vll-sca-bits must be an integer from {MIN_SCA_BITS} to {MAX_SCA_BITS}, got {}",
-                    self.vll_sca_bits
-                )));
-            },
+            blocked_limit: check("vll-blocked-limit", self.vll_blocked_limit, (1, 4096))?,
+            max_batch: check("vll-batch", self.vll_batch, (1, 1024))?,
+            sca_bits: check("vll-sca-bits", self.vll_sca_bits as usize, SCA_BITS_RANGE)? as u32,
         })
     }
 }
