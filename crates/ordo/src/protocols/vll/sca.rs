@@ -147,7 +147,7 @@ impl Sca {
         found
     }
 
-    /// Fig. 4 repeated until it finds nothing, in **one** pass: appends to `found` the index of every
+    /// Fig. 4 repeated until it finds nothing, in **one** pass: calls `found` with the index of every
     /// eligible blocked candidate that conflicts with no older candidate, oldest first, as if each
     /// were claimed (made running) before the next call. A found transaction's keys are marked as
     /// any blocked one's are, which is exactly what a running one marks, so the pass continues with
@@ -156,10 +156,10 @@ impl Sca {
     pub fn select_all<'a>(
         &mut self,
         queue: impl IntoIterator<Item = ScaCandidate<'a>>,
-        found: &mut Vec<usize>,
+        mut found: impl FnMut(usize),
     ) {
         self.scan(queue, |i| {
-            found.push(i);
+            found(i);
             true
         });
     }
@@ -339,7 +339,7 @@ pub(super) mod tests {
     fn run_all(sca: &mut Sca, q: &[T]) -> Vec<usize> {
         let fps = footprints(sca, q);
         let mut found = Vec::new();
-        sca.select_all(candidates(q, &fps), &mut found);
+        sca.select_all(candidates(q, &fps), |i| found.push(i));
         found
     }
 

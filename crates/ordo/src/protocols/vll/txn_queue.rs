@@ -344,16 +344,18 @@ impl<T> TxnQueue<T> {
         found: &mut Vec<Seq>,
     ) {
         self.footprints(sca, keys);
-        let mut at = Vec::new();
-        sca.select_all(self.candidates(eligible), &mut at);
-        // `at` counts live transactions oldest first, ascending; map it back to sequence numbers.
-        let mut at = at.into_iter().peekable();
+        // Each find is an index among the live transactions oldest first, ascending: appended as
+        // such, then mapped to its sequence number in place (no scratch list per pass).
+        let start = found.len();
+        sca.select_all(self.candidates(eligible), |i| found.push(i as Seq));
+        let mut k = start;
         for (i, (seq, _)) in self.in_order().enumerate() {
-            if at.peek().is_none() {
+            if k == found.len() {
                 break;
             }
-            if at.next_if_eq(&i).is_some() {
-                found.push(seq);
+            if found[k] == i as Seq {
+                found[k] = seq;
+                k += 1;
             }
         }
     }
@@ -503,7 +505,7 @@ mod tests {
 
     /// SCA over a laned queue scans the lanes merged, oldest first: it returns the oldest blocked
     /// transaction that conflicts with no older one (SCA's brute-force oracle on the queue's order),
-    /// whatever lanes the transactions sit in.
+    /// whatever lanes the transactions sit in, and one `sca_all` pass returns all of them.
     #[test]
     fn sca_scans_the_lanes_in_queue_order() {
         use super::super::sca::tests::{random_queue, runnable, T};
@@ -528,6 +530,19 @@ mod tests {
                 |t, f| t.locks.iter().for_each(|&(k, x)| f(k, x)),
             );
             assert_eq!(got, want, "{left:?}");
+            // One pass finds every such transaction, by sequence number, appended after what
+            // `found` already held.
+            let mut found = vec![Seq::MAX];
+            q.sca_all(
+                &mut sca,
+                |_| true,
+                |t, f| t.locks.iter().for_each(|&(k, x)| f(k, x)),
+                &mut found,
+            );
+            let want_all: Vec<Seq> = std::iter::once(Seq::MAX)
+                .chain(runnable(&left).into_iter().map(|i| seqs[i]))
+                .collect();
+            assert_eq!(found, want_all, "{left:?}");
         }
     }
 }
