@@ -28,9 +28,19 @@
 //! oversubscribed machine, where spinning would only keep it off longer), and after losing a race to
 //! another waiter it backs off before reading again, so a release is not answered by every waiter's
 //! write at once.
-use crossbeam_utils::Backoff;
-use parking_lot::lock_api::{GuardSend, RawMutex};
-use std::sync::atomic::{AtomicBool, Ordering};
+//!
+//! **Model-checked.** `latch_loom.rs` runs the acquire and release paths under loom (every
+//! interleaving of two or three holders, up to three preemptions) with the guarded value in a loom
+//! cell, so a holder that could see a stale value — a `Relaxed` release or acquire — or two holders
+//! at once fail the model. In that `--cfg ordo_loom` build the word is loom's atomic, which cannot
+//! be built in a `const`, so [`Latch`] there is `parking_lot`'s mutex and the model drives
+//! [`RawSpinLatch`]'s own `acquire`/`release` — the code the `RawMutex` impl forwards to.
+use std::sync::atomic::Ordering;
+
+#[cfg(ordo_loom)]
+use loom::sync::atomic::AtomicBool;
+#[cfg(not(ordo_loom))]
+use std::sync::atomic::AtomicBool;
 
 /// The raw latch (see the module docs). Use it through [`Latch`]. Aligned to 128 bytes (a pair of
 /// lines, as the adjacent-line prefetcher moves them) so that nothing else shares them.
@@ -39,29 +49,27 @@ pub struct RawSpinLatch {
     locked: AtomicBool,
 }
 
-unsafe impl RawMutex for RawSpinLatch {
+#[cfg(not(ordo_loom))]
+unsafe impl parking_lot::lock_api::RawMutex for RawSpinLatch {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = RawSpinLatch {
         locked: AtomicBool::new(false),
     };
-    type GuardMarker = GuardSend;
+    type GuardMarker = parking_lot::lock_api::GuardSend;
 
     #[inline]
     fn lock(&self) {
-        if !self.try_acquire() {
-            self.lock_contended();
-        }
+        self.acquire()
     }
 
-    /// One attempt, which does not write the latch's line when the latch is visibly held.
     #[inline]
     fn try_lock(&self) -> bool {
-        !self.locked.load(Ordering::Relaxed) && self.try_acquire()
+        self.try_lock_once()
     }
 
     #[inline]
     unsafe fn unlock(&self) {
-        self.locked.store(false, Ordering::Release);
+        self.release()
     }
 
     #[inline]
@@ -71,6 +79,35 @@ unsafe impl RawMutex for RawSpinLatch {
 }
 
 impl RawSpinLatch {
+    /// A free latch (loom builds; otherwise `RawMutex::INIT`).
+    #[cfg(ordo_loom)]
+    fn new() -> Self {
+        RawSpinLatch {
+            locked: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes the latch, spinning (then yielding) until it is free.
+    #[inline]
+    fn acquire(&self) {
+        if !self.try_acquire() {
+            self.lock_contended();
+        }
+    }
+
+    /// One attempt, which does not write the latch's line when the latch is visibly held.
+    #[inline]
+    fn try_lock_once(&self) -> bool {
+        !self.locked.load(Ordering::Relaxed) && self.try_acquire()
+    }
+
+    /// Frees the latch: its `Release` store orders the holder's writes before the next holder's
+    /// `Acquire`.
+    #[inline]
+    fn release(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+
     #[inline]
     fn try_acquire(&self) -> bool {
         self.locked
@@ -95,10 +132,37 @@ impl RawSpinLatch {
     }
 }
 
-/// A value behind the spinning latch, with `parking_lot`'s guard API (`lock`, `try_lock`).
-pub type Latch<T> = parking_lot::lock_api::Mutex<RawSpinLatch, T>;
+/// `crossbeam`'s backoff; under loom, every wait is a yield to the model's scheduler (a spin loop
+/// loom cannot see past would never end).
+#[cfg(not(ordo_loom))]
+use crossbeam_utils::Backoff;
+#[cfg(ordo_loom)]
+struct Backoff;
+#[cfg(ordo_loom)]
+impl Backoff {
+    fn new() -> Self {
+        Backoff
+    }
+    fn snooze(&self) {
+        loom::thread::yield_now()
+    }
+    fn spin(&self) {
+        loom::thread::yield_now()
+    }
+}
 
-#[cfg(test)]
+/// A value behind the spinning latch, with `parking_lot`'s guard API (`lock`, `try_lock`).
+#[cfg(not(ordo_loom))]
+pub type Latch<T> = parking_lot::lock_api::Mutex<RawSpinLatch, T>;
+/// In a loom build (see the module docs), `parking_lot`'s mutex stands in.
+#[cfg(ordo_loom)]
+pub type Latch<T> = parking_lot::Mutex<T>;
+
+#[cfg(all(test, ordo_loom))]
+#[path = "latch_loom.rs"]
+mod loom_tests;
+
+#[cfg(all(test, not(ordo_loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

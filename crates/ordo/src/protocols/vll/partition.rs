@@ -540,7 +540,7 @@ impl<S: LockScheme> Partition<S> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(ordo_loom)))]
 mod tests {
     use super::*;
     use crate::protocols::vll::counters::{Colocated, LockRequest};
