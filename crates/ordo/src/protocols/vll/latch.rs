@@ -30,9 +30,9 @@
 //! write at once.
 //!
 //! **Model-checked.** `latch_loom.rs` runs the acquire and release paths under loom (every
-//! interleaving of two or three holders, up to three preemptions) with the guarded value in a loom
-//! cell, so a holder that could see a stale value — a `Relaxed` release or acquire — or two holders
-//! at once fail the model. In that `--cfg ordo_loom` build the word is loom's atomic, which cannot
+//! interleaving of two holders up to three preemptions, of three up to one) with the guarded value
+//! in a loom cell, so a holder that could see a stale value — a `Relaxed` release or acquire — or
+//! two holders at once fail the model. In that `--cfg ordo_loom` build the word is loom's atomic, which cannot
 //! be built in a `const`, so [`Latch`] there is `parking_lot`'s mutex and the model drives
 //! [`RawSpinLatch`]'s own `acquire`/`release` — the code the `RawMutex` impl forwards to.
 use std::sync::atomic::Ordering;
