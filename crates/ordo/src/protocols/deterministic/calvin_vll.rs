@@ -16,7 +16,8 @@
 //!     C_X>0 (read) or C_X>1 ∨ C_S>0 (write)            enqueue Free or Blocked; Free → ready now
 //!   FinishTransaction: C_S-- / C_X--, dequeue        release(): Arrayed::release, TxnQueue::remove
 //!   head of TxnQueue Blocked → it is safe, run it   release(): claim the head if Blocked → ready
-//!   SCA (Fig. 4) when the CPU would idle             idle(): TxnQueue::sca until it finds nothing
+//!   SCA (Fig. 4) when the CPU would idle             idle(): TxnQueue::sca_all, when the queue is full
+//!   TxnQueue full: admit nothing more                admits(): fewer than blocked_limit blocked
 //! ```
 //!
 //! Why the head is safe: a transaction younger than the head that conflicts with it saw the head's
@@ -25,17 +26,30 @@
 //! the queue in the global order and run only after every older conflicting one finished, so the result
 //! equals the serial execution in sequence order, as with Calvin's lock manager.
 //!
-//! There is no admission limit ("TxnQueue full") here: a deterministic scheduler must admit every
-//! sequenced transaction in order; the workers' in-flight windows bound the queue instead. SCA runs
-//! when the lock-manager thread has no message to handle, something changed since the last scan, and
-//! the queue is "full" in the paper's sense — at least half of the admitted transactions are blocked;
-//! it frees every transaction Fig. 4 would find if called again after each find (the paper's SCA
-//! returns one per call), in **one** pass over the queue ([`Sca::select_all`]: a claimed transaction
-//! marks what it marked as a blocked candidate, so the scan just continues). Rescanning from the head
-//! after each find made SCA the pipeline's bottleneck with many workers (16 workers, CI 0.01 on 2
-//! vCPUs: 50 k → 180–260 k txn/s with one pass; `docs/results/deterministic.md`). Running it at every
-//! free moment cost throughput (each scan walks the whole queue); running it only when everything was
-//! blocked left blocked transactions waiting for the head for milliseconds.
+//! **The TxnQueue is full** when `blocked_limit` transactions are blocked
+//! ([`VllConfig::blocked_limit`](crate::protocols::vll::VllConfig::blocked_limit), default
+//! [`DEFAULT_BLOCKED_LIMIT`], `--vll-blocked-limit`, as for `vll`): the lock-manager thread then
+//! admits nothing more ([`Scheduler::admits`]) and keeps the sequenced transactions, in order, until
+//! a grant leaves fewer blocked. Holding them back changes no outcome (they are admitted in the
+//! global order all the same) but keeps the queue short: without it, every in-flight window's
+//! transactions were admitted (128 with 2 workers, 1,024 with 16), at CI 0.1 98% of them blocked, and
+//! each SCA pass walked them all — 22% of the run's CPU on 2 vCPUs, `calvin-vll` at 0.70× `calvin`;
+//! with it 0.97× (`docs/results/deterministic.md`).
+//!
+//! **SCA runs as Fig. 4 is meant to**: when the CPU would idle (the lock-manager thread has no
+//! message), the queue is full, and something changed since the last scan. A pass frees every
+//! transaction Fig. 4 would find if called again after each find (the paper's SCA returns one per
+//! call), in **one** walk of the queue ([`Sca::select_all`]: a claimed transaction marks what it
+//! marked as a blocked candidate, so the scan just continues). Rescanning from the head after each
+//! find made SCA the pipeline's bottleneck with many workers (16 workers, CI 0.01 on 2 vCPUs: 50 k →
+//! 180–260 k txn/s with one pass).
+//!
+//! The counters of a large table miss the cache (they are indexed by row), so the lock-manager
+//! thread prefetches the counters of the transaction a few places after the one it admits
+//! ([`Scheduler::prefetch`]), and each record's C_X and C_S share one 8-byte entry ([`Arrayed`]).
+//!
+//! `ORDO_VLL_STATS=1` prints the lock-manager thread's counts when it ends (admitted, blocked, run by
+//! the head rule, SCA passes, finds and queue entries walked).
 
 use super::plan::{LockRequest, Mode};
 use super::scheduler::{Scheduler, SeqSlab};
@@ -43,7 +57,8 @@ use super::{Deterministic, Flavor};
 use crate::protocols::vll::counters::{Arrayed, CounterStore, Counters};
 use crate::protocols::vll::sca::{lock_id, Sca};
 use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
-use crate::protocols::{Isolation, ProtocolInfo};
+use crate::protocols::vll::DEFAULT_BLOCKED_LIMIT;
+use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
 use crate::storage::{Database, RowId, TableId};
 
 /// A transaction in the TxnQueue: its global sequence number and its locks.
@@ -65,6 +80,29 @@ pub struct ArrayedVll {
     found: Vec<Seq>,
     /// [`CounterStore`] takes a database; [`Arrayed`] never reads it.
     no_db: Database<()>,
+    stats: Stats,
+    /// The TxnQueue is full (admission stops, SCA may run) while this many are blocked.
+    blocked_limit: usize,
+}
+
+/// What the lock-manager thread's VLL did (printed when it ends if `ORDO_VLL_STATS` is set).
+#[derive(Debug, Default)]
+struct Stats {
+    admitted: u64,
+    blocked: u64,
+    head_grants: u64,
+    sca_passes: u64,
+    sca_finds: u64,
+    /// Queue entries the passes walked.
+    sca_walked: u64,
+}
+
+impl Drop for ArrayedVll {
+    fn drop(&mut self) {
+        if std::env::var_os("ORDO_VLL_STATS").is_some() {
+            eprintln!("calvin-vll lock manager: {:?}", self.stats);
+        }
+    }
 }
 
 impl Default for ArrayedVll {
@@ -77,6 +115,8 @@ impl Default for ArrayedVll {
             dirty: false,
             found: Vec::new(),
             no_db: Database::new(),
+            stats: Stats::default(),
+            blocked_limit: DEFAULT_BLOCKED_LIMIT,
         }
     }
 }
@@ -90,6 +130,11 @@ impl ArrayedVll {
     /// Blocked transactions in the TxnQueue (tests).
     pub fn blocked(&self) -> usize {
         self.queue.blocked()
+    }
+
+    /// Whether the TxnQueue is full: as many transactions blocked as the threshold allows.
+    fn full(&self) -> bool {
+        self.queue.blocked() >= self.blocked_limit
     }
 
     /// Runs SCA until it finds no more blocked transactions that conflict with no older one, claiming
@@ -118,6 +163,9 @@ impl ArrayedVll {
             ready.push(self.queue.payload(q).expect("queued").seq);
         }
         let any = !found.is_empty();
+        self.stats.sca_passes += 1;
+        self.stats.sca_finds += found.len() as u64;
+        self.stats.sca_walked += self.queue.len() as u64;
         self.found = found;
         any
     }
@@ -125,6 +173,18 @@ impl ArrayedVll {
 
 impl Scheduler for ArrayedVll {
     const NEEDS_ROWS: bool = true;
+
+    /// `--vll-blocked-limit` and `--vll-sca-bits`, as for `vll-sca`.
+    fn configure(&mut self, config: &ProtocolConfig) {
+        self.blocked_limit = config.vll.blocked_limit.max(1);
+        self.sca = Sca::with_bits(config.vll.sca_bits);
+    }
+
+    fn prefetch(&self, locks: &[LockRequest]) {
+        for l in locks {
+            self.counters.prefetch(l);
+        }
+    }
 
     fn request(&mut self, seq: u64, locks: Vec<LockRequest>, _ready: &mut Vec<u64>) -> bool {
         let mut free = true;
@@ -134,6 +194,8 @@ impl Scheduler for ArrayedVll {
         let q = self.queue.enqueue(Queued { seq, locks }, !free);
         self.position.insert(seq, q);
         self.dirty |= !free;
+        self.stats.admitted += 1;
+        self.stats.blocked += !free as u64;
         free
     }
 
@@ -152,16 +214,20 @@ impl Scheduler for ArrayedVll {
         // The head of the TxnQueue conflicts with nobody older: if it is blocked, it may run.
         if let Some(head) = self.queue.front() {
             if self.queue.state(head) == Some(TxnState::Blocked) && self.queue.claim(head) {
+                self.stats.head_grants += 1;
                 ready.push(self.queue.payload(head).expect("queued").seq);
             }
         }
     }
 
-    /// SCA only when the TxnQueue is "full" of blocked transactions: something changed since the
-    /// last scan, and at least half of the admitted transactions are blocked.
+    /// SCA only when the CPU would idle (the lock-manager thread has no message), the TxnQueue is
+    /// full (admission has stopped) and something changed since the last scan.
     fn idle(&mut self, ready: &mut Vec<u64>) -> bool {
-        let blocked = self.queue.blocked();
-        self.dirty && blocked > 0 && 2 * blocked >= self.queue.len() && self.sca(ready)
+        self.dirty && self.full() && self.sca(ready)
+    }
+
+    fn admits(&self) -> bool {
+        !self.full()
     }
 }
 
@@ -249,6 +315,35 @@ mod tests {
         ready.clear();
         v.release(3, &mut ready);
         assert_eq!(ready, vec![4]);
+    }
+
+    /// The TxnQueue is full once `blocked_limit` transactions are blocked: admission stops and SCA
+    /// may run (only then, and only after a change); a grant that leaves fewer blocked reopens it.
+    #[test]
+    fn a_full_queue_stops_admission_and_lets_sca_run() {
+        let mut v = ArrayedVll::default();
+        v.configure(&ProtocolConfig {
+            vll: crate::protocols::vll::VllConfig {
+                blocked_limit: 2,
+                ..Default::default()
+            },
+            ..ProtocolConfig::default()
+        });
+        let mut ready = Vec::new();
+        assert!(v.request(1, vec![x(1)], &mut ready), "A free");
+        assert!(v.request(2, vec![x(2)], &mut ready), "B free");
+        assert!(!v.request(3, vec![x(1)], &mut ready), "C waits for A");
+        assert!(v.admits(), "one blocked: not full");
+        assert!(!v.idle(&mut ready), "no SCA while the queue is not full");
+        assert!(!v.request(4, vec![x(2)], &mut ready), "D waits for B");
+        assert!(!v.admits(), "two blocked: full");
+        assert!(!v.idle(&mut ready), "full, but C and D still conflict");
+        assert!(!v.idle(&mut ready) && ready.is_empty());
+        v.release(2, &mut ready);
+        assert!(ready.is_empty(), "A is the head; D is not");
+        assert!(v.idle(&mut ready), "full and changed: SCA finds D");
+        assert_eq!(ready, vec![4]);
+        assert!(v.admits(), "one blocked again");
     }
 
     /// Sequence numbers with gaps (barriers and the other scheduler's numbers are not queued here).

@@ -22,6 +22,7 @@
 use super::plan::LockRequest;
 use super::scheduler::{Scheduler, SeqSlab};
 use super::sequencer::{self, SeqMsg};
+use crate::protocols::ProtocolConfig;
 use crossbeam_utils::Backoff;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -84,8 +85,9 @@ pub struct Engine<S: Scheduler> {
 }
 
 impl<S: Scheduler> Engine<S> {
-    /// Starts the sequencer and lock-manager threads.
-    pub fn start(name: &str) -> Self {
+    /// Starts the sequencer and lock-manager threads; the scheduler reads its knobs from `config`.
+    pub fn start(name: &str, config: &ProtocolConfig) -> Self {
+        let config = config.clone();
         let (seq_tx, seq_rx) = mpsc::channel();
         let (lm_tx, lm_rx) = mpsc::channel();
         let lm_for_seq = lm_tx.clone();
@@ -95,7 +97,7 @@ impl<S: Scheduler> Engine<S> {
             .expect("spawn the sequencer thread");
         let lock_manager = std::thread::Builder::new()
             .name(format!("{name}-lock-manager"))
-            .spawn(move || LockManagerLoop::<S>::new().run(lm_rx))
+            .spawn(move || LockManagerLoop::<S>::new(&config).run(lm_rx))
             .expect("spawn the lock-manager thread");
         Engine {
             to_sequencer: seq_tx,
@@ -130,6 +132,12 @@ impl<S: Scheduler> Drop for Engine<S> {
     }
 }
 
+/// How many ordered transactions ahead of the one it admits the lock-manager thread prefetches the
+/// lock state of ([`Scheduler::prefetch`]): VLL's arrayed counters are indexed by row, so each
+/// request of a large table misses the cache, and a request waits for its own misses one key after
+/// another unless they were started earlier.
+const PREFETCH_AHEAD: usize = 4;
+
 /// Where to notify each admitted transaction.
 struct Waiter {
     notify: Sender<Ready>,
@@ -150,9 +158,11 @@ struct LockManagerLoop<S: Scheduler> {
 }
 
 impl<S: Scheduler> LockManagerLoop<S> {
-    fn new() -> Self {
+    fn new(config: &ProtocolConfig) -> Self {
+        let mut scheduler = S::default();
+        scheduler.configure(config);
         LockManagerLoop {
-            scheduler: S::default(),
+            scheduler,
             pending: VecDeque::new(),
             waiters: SeqSlab::default(),
             active: 0,
@@ -169,6 +179,7 @@ impl<S: Scheduler> LockManagerLoop<S> {
                 Err(TryRecvError::Empty) => {
                     if self.scheduler.idle(&mut self.ready) {
                         self.notify_ready();
+                        self.admit();
                         continue;
                     }
                     match recv_polling(&rx) {
@@ -179,7 +190,11 @@ impl<S: Scheduler> LockManagerLoop<S> {
             };
             match msg {
                 LmMsg::Batch(batch) => {
+                    let before = self.pending.len();
                     self.pending.extend(batch);
+                    for i in before..self.pending.len().min(PREFETCH_AHEAD) {
+                        self.scheduler.prefetch(&self.pending[i].1.locks);
+                    }
                     self.admit();
                 }
                 LmMsg::Release(seq) => {
@@ -201,12 +216,15 @@ impl<S: Scheduler> LockManagerLoop<S> {
 
     /// Admits ordered requests to the scheduler, in order, up to a barrier that cannot run yet.
     fn admit(&mut self) {
-        while self.barrier.is_none() {
+        while self.barrier.is_none() && self.scheduler.admits() {
             let Some((_, front)) = self.pending.front() else {
                 return;
             };
             if front.barrier && self.active > 0 {
                 return;
+            }
+            if let Some((_, ahead)) = self.pending.get(PREFETCH_AHEAD) {
+                self.scheduler.prefetch(&ahead.locks);
             }
             let (seq, r) = self.pending.pop_front().expect("front exists");
             self.waiters.insert(

@@ -181,10 +181,10 @@ impl<S: Flavor> Protocol for Deterministic<S> {
 
     const INFO: ProtocolInfo = S::INFO;
 
-    fn open(db: Database<()>, _config: &ProtocolConfig) -> Self {
+    fn open(db: Database<()>, config: &ProtocolConfig) -> Self {
         Deterministic {
             db,
-            engine: Engine::start(S::INFO.name),
+            engine: Engine::start(S::INFO.name, config),
             ids: IdLedger::new(),
         }
     }

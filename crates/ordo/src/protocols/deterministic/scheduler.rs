@@ -5,12 +5,16 @@
 //! the programs stay with the worker threads that will execute them.
 
 use super::plan::LockRequest;
+use crate::protocols::ProtocolConfig;
 use std::collections::VecDeque;
 
 /// A lock manager run by one thread, fed transactions in the sequencer's order.
 pub trait Scheduler: Default + Send + 'static {
     /// Whether lock requests must name their row slots ([`LockRequest::rid`]).
     const NEEDS_ROWS: bool = false;
+
+    /// Reads its knobs from the protocol's configuration (once, before the first request).
+    fn configure(&mut self, _config: &ProtocolConfig) {}
 
     /// Transaction `seq` (higher than every earlier one) asks for `locks` (one per key).
     /// Returns whether all are granted now; may also push other transactions that became ready.
@@ -24,6 +28,17 @@ pub trait Scheduler: Default + Send + 'static {
     /// transaction.
     fn spare_list(&mut self) -> Vec<LockRequest> {
         Vec::new()
+    }
+
+    /// Starts loading whatever [`Self::request`] of `locks` will touch (a hint, called a few
+    /// transactions ahead of the request).
+    fn prefetch(&self, _locks: &[LockRequest]) {}
+
+    /// Whether the scheduler takes another transaction now (VLL: while its TxnQueue is not full).
+    /// The lock-manager thread keeps the rest, in order, until a release or [`Self::idle`] frees
+    /// room.
+    fn admits(&self) -> bool {
+        true
     }
 
     /// Called when the lock-manager thread has no message to handle (VLL runs SCA here). Pushes

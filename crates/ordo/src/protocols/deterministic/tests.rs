@@ -7,6 +7,7 @@ use crate::check::AnomalyKind;
 use crate::harness::{verify, VerifyConfig, Workload};
 use crate::protocols::conformance;
 use crate::protocols::nocc::NoCC;
+use crate::protocols::vll::{VllConfig, DEFAULT_BLOCKED_LIMIT};
 use crate::storage::ColumnSet;
 use crate::txn::{AbortReason, Tx};
 use rand::rngs::SmallRng;
@@ -123,12 +124,21 @@ fn fresh_db() -> Database<()> {
 }
 
 /// Feeds `programs` to the sequencer in list order from one client, and lets `executors` threads
-/// execute them (program `i` goes to executor `i % executors`). Returns the final state.
-fn run_in_order<S: Flavor>(programs: &[MixProgram], executors: usize) -> Vec<(u64, i64, i64)> {
+/// execute them (program `i` goes to executor `i % executors`), with `blocked_limit` as the VLL
+/// family's blocked threshold. Returns the final state.
+fn run_in_order<S: Flavor>(
+    programs: &[MixProgram],
+    executors: usize,
+    blocked_limit: usize,
+) -> Vec<(u64, i64, i64)> {
     let p = Deterministic::<S>::open(
         fresh_db(),
         &ProtocolConfig {
             threads: executors,
+            vll: VllConfig {
+                blocked_limit,
+                ..VllConfig::default()
+            },
             ..ProtocolConfig::default()
         },
     );
@@ -196,7 +206,7 @@ fn deterministic_across_runs_and_threads<S: Flavor>() {
     );
     for executors in [1, 2, 4, 1, 3] {
         assert_eq!(
-            run_in_order::<S>(&programs, executors),
+            run_in_order::<S>(&programs, executors, DEFAULT_BLOCKED_LIMIT),
             expected,
             "{} with {executors} executors differs from the serial order",
             S::INFO.name
@@ -212,6 +222,24 @@ fn calvin_final_state_is_the_serial_state_of_the_input_order() {
 #[test]
 fn calvin_vll_final_state_is_the_serial_state_of_the_input_order() {
     deterministic_across_runs_and_threads::<calvin_vll::ArrayedVll>();
+}
+
+/// `calvin-vll` holds ordered transactions back while its TxnQueue is full: whatever the threshold
+/// (1 blocked transaction, a few, or never full), every transaction is admitted in the end and the
+/// result is the serial order's.
+#[test]
+fn calvin_vll_admission_threshold_changes_nothing_but_timing() {
+    let programs = fixed_list(2000);
+    let expected = serial(&programs);
+    for blocked_limit in [1, 2, 4096] {
+        for executors in [1, 3] {
+            assert_eq!(
+                run_in_order::<calvin_vll::ArrayedVll>(&programs, executors, blocked_limit),
+                expected,
+                "blocked limit {blocked_limit}, {executors} executors"
+            );
+        }
+    }
 }
 
 /// A program whose piece 1 targets key 10 when piece 0 has run an odd number of times, key 20

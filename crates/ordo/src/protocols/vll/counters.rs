@@ -319,21 +319,26 @@ impl CounterStore<VllCounters> for Colocated {
     }
 }
 
-/// Arrayed layout: `cx[table][rid]` and `cs[table][rid]` in two vectors (grown as slots appear).
+/// Arrayed layout: the pair (C_X, C_S) of `table`'s row `rid` at `pairs[table][rid]`, in arrays apart
+/// from the records (grown as slots appear).
 ///
-/// Each vector is a [`ZeroedSlice`], on huge pages when large: a lock-manager thread probing a
+/// The pair is one 8-byte entry, so a request costs one cache line, not one per counter: with C_X
+/// and C_S in two arrays a lock-manager thread probing a million-row table at random missed twice
+/// per lock (what the paper's arrayed variant wants is the counters together and away from the
+/// data; nothing needs the C_X of many rows side by side).
+///
+/// Each array is a [`ZeroedSlice`], on huge pages when large: a lock-manager thread probing a
 /// million-row table's counters at random would otherwise miss the TLB on nearly every one. (No
 /// end-to-end change measured on 2 cores, where Calvin's pipeline, not its lock manager, is the
 /// limit; see `docs/results/vll.md`, eleventh pass.)
 #[derive(Debug, Default)]
 pub struct Arrayed {
-    cx: Vec<ZeroedSlice<u32>>,
-    cs: Vec<ZeroedSlice<u32>>,
+    pairs: Vec<ZeroedSlice<Counters>>,
 }
 
-/// `v` grown to at least `n` counters, the new ones zero.
-fn grown(v: &ZeroedSlice<u32>, n: usize) -> ZeroedSlice<u32> {
-    // SAFETY: zero is a valid u32, which needs no drop.
+/// `v` grown to at least `n` pairs, the new ones zero.
+fn grown(v: &ZeroedSlice<Counters>, n: usize) -> ZeroedSlice<Counters> {
+    // SAFETY: all-zero is a valid `Counters` (two u32s), which needs no drop.
     let mut g = unsafe { ZeroedSlice::new(n) };
     g[..v.len()].copy_from_slice(v);
     g
@@ -341,50 +346,48 @@ fn grown(v: &ZeroedSlice<u32>, n: usize) -> ZeroedSlice<u32> {
 
 impl Arrayed {
     #[inline]
-    fn slot(&mut self, l: &LockRequest) -> (&mut u32, &mut u32) {
+    fn slot(&mut self, l: &LockRequest) -> &mut Counters {
         let (t, r) = (l.table as usize, l.rid as usize);
-        if self.cx.len() <= t {
+        if self.pairs.len() <= t {
             // SAFETY: as in `grown` (empty slices).
-            let empty = || unsafe { ZeroedSlice::new(0) };
-            self.cx.resize_with(t + 1, empty);
-            self.cs.resize_with(t + 1, empty);
+            self.pairs
+                .resize_with(t + 1, || unsafe { ZeroedSlice::new(0) });
         }
-        if self.cx[t].len() <= r {
+        if self.pairs[t].len() <= r {
             let n = (r + 1).next_power_of_two().max(1024);
-            self.cx[t] = grown(&self.cx[t], n);
-            self.cs[t] = grown(&self.cs[t], n);
+            self.pairs[t] = grown(&self.pairs[t], n);
         }
-        (&mut self.cx[t][r], &mut self.cs[t][r])
+        &mut self.pairs[t][r]
+    }
+
+    /// Starts loading the counters of `l` (a hint: nothing happens for a slot not allocated yet).
+    #[inline]
+    pub fn prefetch(&self, l: &LockRequest) {
+        if let Some(c) = self
+            .pairs
+            .get(l.table as usize)
+            .and_then(|t| t.get(l.rid as usize))
+        {
+            crate::storage::prefetch(c);
+        }
     }
 }
 
 impl<M> CounterStore<M> for Arrayed {
     #[inline]
     fn request(&mut self, _db: &Database<M>, l: &LockRequest) -> bool {
-        let (x, s) = self.slot(l);
-        let mut c = Counters { cx: *x, cs: *s };
-        let g = c.request(l.mode);
-        (*x, *s) = (c.cx, c.cs);
-        g
+        self.slot(l).request(l.mode)
     }
     #[inline]
     fn release(&mut self, _db: &Database<M>, l: &LockRequest) {
-        let (x, s) = self.slot(l);
-        let mut c = Counters { cx: *x, cs: *s };
-        c.release(l.mode);
-        (*x, *s) = (c.cx, c.cs);
+        self.slot(l).release(l.mode)
     }
     fn counters(&self, _db: &Database<M>, table: TableId, rid: RowId) -> Counters {
-        let get = |v: &Vec<ZeroedSlice<u32>>| {
-            v.get(table as usize)
-                .and_then(|t| t.get(rid as usize))
-                .copied()
-                .unwrap_or(0)
-        };
-        Counters {
-            cx: get(&self.cx),
-            cs: get(&self.cs),
-        }
+        self.pairs
+            .get(table as usize)
+            .and_then(|t| t.get(rid as usize))
+            .copied()
+            .unwrap_or_default()
     }
 }
 

@@ -168,7 +168,7 @@ impl<R: Copy> CopyPool<R> {
 /// One partition's lock state and TxnQueue.
 ///
 /// Layout, in aligned pairs of cache lines: the published atomics (the only part of the partition
-/// other workers poll outside the section; written only under contention, see [`Self::publish`]);
+/// other workers poll outside the section; written only under contention, see `Partition::publish`);
 /// the latch ([`Latch`]), alone, since its waiters spin on reads of it; then the queue's header (its counter, counts and lane heads), the rest of what a
 /// section writes. Nothing else of the partition moves with a section: the queue's entries are in
 /// the worker's own lane (see [`TxnQueue`]), and the lock-list copies SCA keeps are made before
@@ -374,7 +374,7 @@ impl<S: LockScheme> Partition<S> {
     }
 
     /// The oldest transaction in the queue ([`NO_FRONT`] if none), without entering the critical
-    /// section — kept current only while a transaction is blocked (see [`Self::publish`]): with
+    /// section — kept current only while a transaction is blocked (see `publish`): with
     /// none blocked it may name a finished one, and the head rule has nothing to do anyway.
     #[inline]
     pub fn front(&self) -> Seq {
