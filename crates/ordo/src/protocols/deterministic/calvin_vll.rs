@@ -338,7 +338,10 @@ mod tests {
         assert!(!v.request(4, vec![x(2)], &mut ready), "D waits for B");
         assert!(!v.admits(), "two blocked: full");
         assert!(!v.idle(&mut ready), "full, but C and D still conflict");
-        assert!(!v.idle(&mut ready) && ready.is_empty());
+        assert!(
+            !v.idle(&mut ready) && ready.is_empty(),
+            "nothing changed since that pass: no rescan"
+        );
         v.release(2, &mut ready);
         assert!(ready.is_empty(), "A is the head; D is not");
         assert!(v.idle(&mut ready), "full and changed: SCA finds D");
