@@ -339,7 +339,7 @@ fn vll_partitioned_lowers_its_blocked_threshold_only_on_stale_reconnaissance() {
         gen: (rand::rngs::SmallRng::seed_from_u64(1), 0),
         left: 0,
     };
-    let mut limit = new_blocked_limit();
+    let mut limit = new_blocked_limit(BLOCKED_LIMIT);
     assert_eq!(limit.size(), BLOCKED_LIMIT, "starts at the most");
     retry(&mut src, AbortReason::LockConflict, &mut limit);
     assert_eq!(limit.size(), BLOCKED_LIMIT, "not a reconnaissance failure");
@@ -349,6 +349,14 @@ fn vll_partitioned_lowers_its_blocked_threshold_only_on_stale_reconnaissance() {
         retry(&mut src, AbortReason::Validation, &mut limit);
     }
     assert_eq!(limit.size(), MIN_BLOCKED_LIMIT, "never below the floor");
+    let mut one = new_blocked_limit(1);
+    assert_eq!(
+        one.size(),
+        1,
+        "a threshold of 1 (--vll-blocked-limit 1) is kept"
+    );
+    retry(&mut src, AbortReason::Validation, &mut one);
+    assert_eq!(one.size(), 1);
 }
 
 /// Hands out `programs` in order (ticket tag = position) and records the order they finish in.
@@ -691,4 +699,26 @@ fn hstore_lockmgr_locks_every_transaction_in_its_partitions_lock_manager() {
     worker::run(p.db(), &mut w, &lslot, &mut local).unwrap();
     p.finish(&mut lslot);
     assert!(p.parts.iter().all(|q| q.lock().is_empty()), "no lock left");
+}
+
+/// `--vll-blocked-limit` and `--vll-sca-bits` reach the partitioned VLL engines (`hstore-lockmgr`
+/// keeps the default threshold: the knob is the VLL family's).
+#[test]
+fn the_vll_knobs_reach_the_partitioned_engines() {
+    let config = ProtocolConfig {
+        threads: 2,
+        vll: crate::protocols::vll::VllConfig {
+            blocked_limit: 3,
+            sca_bits: 4096,
+            ..Default::default()
+        },
+        ..ProtocolConfig::default()
+    };
+    let p = VllPartitionedSca::open(fresh_db(), &config);
+    assert_eq!(p.blocked_limit(), 3);
+    for part in &p.parts {
+        assert_eq!(part.lock().sca.bits(), 4096);
+    }
+    let m = HStoreLockMgr::open(fresh_db(), &config);
+    assert_eq!(m.blocked_limit(), worker::BLOCKED_LIMIT);
 }

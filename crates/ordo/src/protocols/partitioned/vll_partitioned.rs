@@ -69,8 +69,8 @@
 //! transaction is at the head of all of its queues.
 //!
 //! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
-//! each worker admits new transactions while fewer than [`super::worker::BLOCKED_LIMIT`] of its own
-//! are blocked (Fig. 3's "TxnQueue is not full"; Waiting ones do not count; the threshold drops while
+//! each worker admits new transactions while fewer than `--vll-blocked-limit` (default
+//! [`super::worker::BLOCKED_LIMIT`]) of its own are blocked (Fig. 3's "TxnQueue is not full"; Waiting ones do not count; the threshold drops while
 //! reconnaissance goes stale, see [`crate::protocols::aimd`]): the loop is [`super::worker`]'s,
 //! shared with `hstore-lockmgr`. Interactive transactions ([`Protocol::begin`]) wait until every
 //! queue is empty and hold every partition latch.
@@ -128,7 +128,7 @@ impl Layout for Arrayed {
 pub(super) struct Partition<L: Layout> {
     counters: L::Store,
     pub(super) queue: TxnQueue<Entry>,
-    sca: Sca,
+    pub(super) sca: Sca,
     /// Something changed since SCA last ran.
     dirty: bool,
     /// Walls in the queue: while any is, every new entry is blocked and SCA does not run.
@@ -177,6 +177,8 @@ pub struct SingleThreadedVll<const SCA: bool, L: Layout = Colocated> {
     db: Database<L::Meta>,
     pub(super) parts: Vec<CachePadded<Mutex<Partition<L>>>>,
     ids: Arc<IdLedger>,
+    /// `--vll-blocked-limit`: each worker's most blocked transactions.
+    blocked_limit: usize,
 }
 
 /// `vll-partitioned`: single-threaded VLL, blocked transactions run by the head rule only.
@@ -295,6 +297,10 @@ impl<const SCA: bool, L: Layout> Engine for SingleThreadedVll<SCA, L> {
             }
         }
     }
+
+    fn blocked_limit(&self) -> usize {
+        self.blocked_limit
+    }
 }
 
 const FIG_9: &str = "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.3, Fig. 9-10";
@@ -340,7 +346,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
                     CachePadded::new(Mutex::new(Partition {
                         counters: L::Store::default(),
                         queue: TxnQueue::new(),
-                        sca: Sca::new(),
+                        sca: Sca::with_bits(config.vll.sca_bits),
                         dirty: false,
                         walls: 0,
                         spare: Vec::new(),
@@ -348,6 +354,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
                 })
                 .collect(),
             ids: IdLedger::new(),
+            blocked_limit: config.vll.blocked_limit.max(1),
         }
     }
     fn db(&self) -> &Database<L::Meta> {

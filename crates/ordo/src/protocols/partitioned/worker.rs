@@ -51,10 +51,11 @@ pub const MIN_BLOCKED_LIMIT: usize = 2;
 /// holds about its throughput times the wait (Little's law: 65 k/s × 100 µs ≈ 7), far below it.
 pub const MAX_IN_FLIGHT: usize = 1024;
 
-/// A worker's blocked threshold: [`BLOCKED_LIMIT`], halved by each stale reconnaissance down to
-/// [`MIN_BLOCKED_LIMIT`].
-pub fn new_blocked_limit() -> Aimd {
-    Aimd::new(MIN_BLOCKED_LIMIT, BLOCKED_LIMIT)
+/// A worker's blocked threshold: `most` (the engine's [`Engine::blocked_limit`], by default
+/// [`BLOCKED_LIMIT`]), halved by each stale reconnaissance down to [`MIN_BLOCKED_LIMIT`] (or `most`,
+/// if that is lower).
+pub fn new_blocked_limit(most: usize) -> Aimd {
+    Aimd::new(MIN_BLOCKED_LIMIT.min(most), most)
 }
 
 /// How a queued transaction's owner learns that it may run.
@@ -156,6 +157,12 @@ pub(super) trait Engine: crate::protocols::Protocol {
 
     /// Looks for runnable transactions while the worker would otherwise wait (SCA). Default: none.
     fn idle(&self) {}
+
+    /// The most blocked transactions a worker keeps before it stops admitting (the VLL engines:
+    /// `--vll-blocked-limit`). Default: [`BLOCKED_LIMIT`].
+    fn blocked_limit(&self) -> usize {
+        BLOCKED_LIMIT
+    }
 }
 
 /// A partition's latch (a wait for it is reported as blocked, see [`crate::txn::wait`]).
@@ -294,7 +301,7 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
     let mut in_flight = 0;
     // Queued and not yet granted everywhere (notified when they are).
     let mut blocked = 0;
-    let mut limit = new_blocked_limit();
+    let mut limit = new_blocked_limit(e.blocked_limit());
     let mut exhausted = false;
     loop {
         // Execute what may run first (a notified transaction must not wait behind a stream of free

@@ -103,6 +103,11 @@ impl Sca {
         }
     }
 
+    /// Bits in each of D_X and D_S.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
     /// An empty footprint for this SCA's hashing.
     pub fn footprint(&self) -> Footprint {
         Footprint::default()
