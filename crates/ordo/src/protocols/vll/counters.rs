@@ -360,14 +360,16 @@ impl Arrayed {
         &mut self.pairs[t][r]
     }
 
+    /// The pair of `table`'s row `rid`, if its slot is allocated yet.
+    #[inline]
+    fn get(&self, table: TableId, rid: RowId) -> Option<&Counters> {
+        self.pairs.get(table as usize)?.get(rid as usize)
+    }
+
     /// Starts loading the counters of `l` (a hint: nothing happens for a slot not allocated yet).
     #[inline]
     pub fn prefetch(&self, l: &LockRequest) {
-        if let Some(c) = self
-            .pairs
-            .get(l.table as usize)
-            .and_then(|t| t.get(l.rid as usize))
-        {
+        if let Some(c) = self.get(l.table, l.rid) {
             crate::storage::prefetch(c);
         }
     }
@@ -383,11 +385,7 @@ impl<M> CounterStore<M> for Arrayed {
         self.slot(l).release(l.mode)
     }
     fn counters(&self, _db: &Database<M>, table: TableId, rid: RowId) -> Counters {
-        self.pairs
-            .get(table as usize)
-            .and_then(|t| t.get(rid as usize))
-            .copied()
-            .unwrap_or_default()
+        self.get(table, rid).copied().unwrap_or_default()
     }
 }
 

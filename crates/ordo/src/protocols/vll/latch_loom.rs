@@ -68,16 +68,29 @@ impl Guarded {
     }
 }
 
+/// `holders` threads (this one and `holders - 1` spawned) each hold the latch once through
+/// `acquire`; returns the guarded value once all have.
+fn holders(holders: usize) -> Arc<Guarded> {
+    let g = Guarded::new();
+    let others: Vec<_> = (1..holders)
+        .map(|_| {
+            let other = g.clone();
+            loom::thread::spawn(move || other.hold())
+        })
+        .collect();
+    g.hold();
+    for t in others {
+        t.join().expect("no panic");
+    }
+    g
+}
+
 /// Two holders through `acquire`: both sections run, one after the other, each seeing the other's
 /// write; the latch ends free.
 #[test]
 fn loom_two_holders_exclude_each_other_and_see_each_others_writes() {
     model(|| {
-        let g = Guarded::new();
-        let other = g.clone();
-        let t = loom::thread::spawn(move || other.hold());
-        g.hold();
-        t.join().expect("no panic");
+        let g = holders(2);
         assert_eq!(g.value(), 2);
         assert!(g.latch.try_lock_once(), "the latch ends free");
     });
@@ -93,20 +106,7 @@ fn loom_three_holders_lose_no_update() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(1);
     b.max_branches = 100_000;
-    b.check(|| {
-        let g = Guarded::new();
-        let ts: Vec<_> = (0..2)
-            .map(|_| {
-                let other = g.clone();
-                loom::thread::spawn(move || other.hold())
-            })
-            .collect();
-        g.hold();
-        for t in ts {
-            t.join().expect("no panic");
-        }
-        assert_eq!(g.value(), 3);
-    });
+    b.check(|| assert_eq!(holders(3).value(), 3));
 }
 
 /// `try_lock_once` against a holder: it either fails (the latch was visibly held, or the race was
