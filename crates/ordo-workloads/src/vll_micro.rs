@@ -3,7 +3,16 @@
 //! Each transaction reads and updates 10 records: **1 hot and 9 cold**. The hot records are the first
 //! `1 / CI` keys of a partition, where CI is the **contention index** (CI = 0.001 → 1,000 hot records,
 //! CI = 1 → one hot record every transaction updates); the cold ones are the rest, drawn uniformly.
-//! Every access is a read-modify-write of the record's value (+1), declared up front, one piece each.
+//! Every access is a read-modify-write of the record's value (+1), declared up front, one piece each,
+//! in random order.
+//!
+//! * **Hot records per transaction** (`hot_accesses`, default 1). With one hot record a transaction
+//!   can wait for another only through that record, so 2PL (almost) never deadlocks — Fig. 8a/c.
+//!   The paper's Fig. 8b/d "increase the number of hot records per transaction" (it does not say to
+//!   how many) so that two transactions can meet on two hot records in opposite orders and deadlock
+//!   under 2PL, while VLL, which requests every lock at once, cannot. `hot_accesses` = H draws H
+//!   distinct hot records and 10 − H cold ones; the accesses are shuffled, so the hot ones come in
+//!   any order.
 //!
 //! * **Short** transactions do only that. **Long** ones (`long`) add fixed CPU work per record —
 //!   [`LONG_WORK_ROUNDS`] rounds of an integer hash on the value read, about 3× the short transaction
@@ -12,7 +21,7 @@
 //!   `k % partitions`, and each partition has its own hot set (its first `1 / CI` local keys). A
 //!   single-partition transaction draws all 10 records from one home partition; a **multi-partition**
 //!   one (`multi_partition_pct` percent of them) draws 1 hot + 4 cold at its home partition and 1 hot
-//!   + 4 cold at one other partition.
+//!   + 4 cold at one other partition (H hot + 5 − H cold at each, with `hot_accesses` = H).
 //! * **Remote reads** (`remote_wait_us`): in the paper's partition-per-core deployment (Fig. 9) a
 //!   multi-partition transaction reads its records at the other partition by message, and waits for
 //!   the reply holding whatever it holds. Here partitions share memory, so that wait is simulated: a
@@ -65,6 +74,9 @@ pub struct VllMicroConfig {
     pub multi_partition_pct: f64,
     /// Simulated remote-read round trip of a multi-partition transaction, in µs (0: none).
     pub remote_wait_us: f64,
+    /// Hot records per transaction (per partition touched, for a multi-partition one): 1 is the
+    /// paper's Fig. 8a/c, more its deadlock-prone Fig. 8b/d.
+    pub hot_accesses: u32,
 }
 
 impl Default for VllMicroConfig {
@@ -76,6 +88,7 @@ impl Default for VllMicroConfig {
             partitions: 1,
             multi_partition_pct: 0.0,
             remote_wait_us: 0.0,
+            hot_accesses: 1,
         }
     }
 }
@@ -118,6 +131,33 @@ impl VllMicroConfig {
         }
         if self.remote_wait_us > 0.0 && self.partitions < 2 {
             return Err("--remote-wait needs at least 2 --partitions".into());
+        }
+        // Each partition a transaction touches gets `hot_accesses` hot records among its share of
+        // the 10: all of them, or half for a multi-partition transaction.
+        let share = if self.multi_partition_pct > 0.0 {
+            PER_TXN / 2
+        } else {
+            PER_TXN
+        };
+        if self.hot_accesses == 0 || self.hot_accesses as usize > share {
+            return Err(format!(
+                "--hot-accesses must be in [1, {share}]{}, got {}",
+                if share < PER_TXN {
+                    " with multi-partition transactions (half of the 10 records at each partition)"
+                } else {
+                    ""
+                },
+                self.hot_accesses
+            ));
+        }
+        if self.hot() < self.hot_accesses as u64 {
+            return Err(format!(
+                "--hot-accesses {} needs at least {} hot records per partition, but --ci {} gives {}",
+                self.hot_accesses,
+                self.hot_accesses,
+                self.ci,
+                self.hot()
+            ));
         }
         // Saturating: a tiny CI asks for more hot records than a u64 holds.
         let need = self.hot().saturating_add(PER_TXN as u64);
@@ -295,13 +335,20 @@ impl Workload for VllMicro {
         let home = g.rng.gen_range(0..parts);
         p.partitions.push(home);
         let multi = parts > 1 && g.rng.gen::<f64>() * 100.0 < self.cfg.multi_partition_pct;
+        let hot = self.cfg.hot_accesses as usize;
         if multi {
             let other = (home + g.rng.gen_range(1..parts)) % parts;
             p.partitions.push(other);
-            self.draw(&mut g.rng, home, 1, PER_TXN / 2 - 1, &mut p.keys);
-            self.draw(&mut g.rng, other, 1, PER_TXN - PER_TXN / 2 - 1, &mut p.keys);
+            self.draw(&mut g.rng, home, hot, PER_TXN / 2 - hot, &mut p.keys);
+            self.draw(
+                &mut g.rng,
+                other,
+                hot,
+                PER_TXN - PER_TXN / 2 - hot,
+                &mut p.keys,
+            );
         } else {
-            self.draw(&mut g.rng, home, 1, PER_TXN - 1, &mut p.keys);
+            self.draw(&mut g.rng, home, hot, PER_TXN - hot, &mut p.keys);
         }
         p.keys.shuffle(&mut g.rng);
         p.remote_piece = None;
@@ -348,6 +395,25 @@ mod tests {
             ..Default::default()
         };
         assert!(ok.validate().is_ok());
+        for good in [
+            VllMicroConfig {
+                hot_accesses: 10,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                ci: 0.5,
+                hot_accesses: 2,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                partitions: 2,
+                multi_partition_pct: 10.0,
+                hot_accesses: 5,
+                ..ok.clone()
+            },
+        ] {
+            assert!(good.validate().is_ok(), "{good:?} should be accepted");
+        }
         for bad in [
             VllMicroConfig {
                 ci: 0.0,
@@ -413,6 +479,27 @@ mod tests {
                 remote_wait_us: 50.0,
                 ..ok.clone()
             },
+            VllMicroConfig {
+                hot_accesses: 0,
+                ..ok.clone()
+            },
+            VllMicroConfig {
+                hot_accesses: 11,
+                ..ok.clone()
+            },
+            // Half of the 10 records at each partition: at most 5 hot ones.
+            VllMicroConfig {
+                partitions: 2,
+                multi_partition_pct: 10.0,
+                hot_accesses: 6,
+                ..ok.clone()
+            },
+            // Two hot records per transaction need two hot records.
+            VllMicroConfig {
+                ci: 1.0,
+                hot_accesses: 2,
+                ..ok.clone()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?} should be rejected");
         }
@@ -456,6 +543,44 @@ mod tests {
             } else {
                 assert_eq!(multi, 0);
             }
+        }
+    }
+
+    #[test]
+    fn more_hot_records_per_transaction_come_in_any_order() {
+        for (parts, hot) in [(1, 2), (1, 3), (2, 2)] {
+            let w = micro(VllMicroConfig {
+                records: 40_000,
+                ci: 0.1,
+                partitions: parts,
+                multi_partition_pct: if parts > 1 { 50.0 } else { 0.0 },
+                hot_accesses: hot,
+                ..Default::default()
+            });
+            let (mut g, mut p) = (w.generator(0, 3), w.program());
+            let mut first_hot_at = [0u32; PER_TXN];
+            for _ in 0..3_000 {
+                w.next(&mut g, &mut p);
+                let mut k = p.keys.clone();
+                k.sort();
+                k.dedup();
+                assert_eq!(k.len(), PER_TXN, "distinct records");
+                for &part in &p.partitions {
+                    let hot_here = p
+                        .keys
+                        .iter()
+                        .filter(|&&k| w.partition_of(k) == part && w.is_hot(k))
+                        .count();
+                    assert_eq!(hot_here, hot as usize, "{p:?}");
+                }
+                first_hot_at[p.keys.iter().position(|&k| w.is_hot(k)).unwrap()] += 1;
+            }
+            // Shuffled: the first hot access is not always at one place (two transactions can
+            // take the same two hot records in opposite orders — Fig. 8b/d's deadlocks).
+            assert!(
+                first_hot_at.iter().filter(|&&n| n > 0).count() > 3,
+                "{first_hot_at:?}"
+            );
         }
     }
 

@@ -34,6 +34,11 @@ pub struct VllMicroArgs {
         value_name = "MICROS"
     )]
     pub remote_wait: Option<f64>,
+    /// vll-micro: hot records each transaction updates, at each partition it touches (1 to 10, or
+    /// 5 with --multi-partition; default 1, the paper's Fig. 8a/c; 2 or more let two transactions
+    /// meet on two hot records in opposite orders, so 2PL can deadlock: Fig. 8b/d).
+    #[arg(long = "hot-accesses", value_name = "N")]
+    pub hot_accesses: Option<u32>,
 }
 
 /// Defaults: the paper's setup for benchmarks; a small, contended table for verification.
@@ -114,6 +119,7 @@ impl VllMicroArgs {
             (self.partitions.is_some(), "--partitions"),
             (self.records.is_some(), "--records"),
             (self.remote_wait.is_some(), "--remote-wait"),
+            (self.hot_accesses.is_some(), "--hot-accesses"),
         ]
         .into_iter()
         .find_map(|(set, name)| set.then_some(name))
@@ -165,6 +171,7 @@ impl VllMicroArgs {
             partitions: self.partitions.unwrap_or(d.partitions),
             multi_partition_pct,
             remote_wait_us: self.remote_wait.unwrap_or(d.remote_wait_us),
+            hot_accesses: self.hot_accesses.unwrap_or(d.hot_accesses),
         };
         VllMicro::new(cfg).map_err(UsageError)
     }
@@ -197,6 +204,42 @@ mod tests {
             ..Default::default()
         };
         assert!(twice.sweep().is_err());
+    }
+
+    #[test]
+    fn hot_accesses_ride_along_a_ci_sweep_and_are_checked_at_each_point() {
+        let a = VllMicroArgs {
+            ci: Some("0.001,0.5".into()),
+            hot_accesses: Some(2),
+            ..Default::default()
+        };
+        for (_, point) in a.sweep().unwrap() {
+            assert_eq!(
+                point.build(Purpose::Bench).unwrap().config().hot_accesses,
+                2
+            );
+        }
+        // CI 1 is one hot record: two per transaction cannot be drawn.
+        let e = VllMicroArgs {
+            ci: Some("1".into()),
+            hot_accesses: Some(2),
+            ..Default::default()
+        }
+        .build(Purpose::Bench)
+        .err()
+        .unwrap()
+        .0;
+        assert!(
+            e.contains("--hot-accesses 2 needs at least 2 hot records"),
+            "{e}"
+        );
+        for bad in [0, 11] {
+            let a = VllMicroArgs {
+                hot_accesses: Some(bad),
+                ..Default::default()
+            };
+            assert!(a.build(Purpose::Bench).is_err(), "{bad}");
+        }
     }
 
     #[test]
