@@ -16,6 +16,7 @@ use crate::txn::{
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod aimd;
 pub mod conformance;
+pub mod deadlock_free;
 pub mod deterministic;
 pub mod inplace;
 pub mod mvcc;
@@ -183,6 +184,7 @@ registry!(
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
     twopl::TwoPl<twopl::TableNoWait>,
+    deadlock_free::DeadlockFree2pl,
     silo::Silo,
     mvcc::Mvcc<mvcc::Rc>,
     mvcc::Mvcc<mvcc::Si>,

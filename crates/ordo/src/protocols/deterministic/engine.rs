@@ -97,7 +97,7 @@ impl<S: Scheduler> Engine<S> {
             .expect("spawn the sequencer thread");
         let lock_manager = std::thread::Builder::new()
             .name(format!("{name}-lock-manager"))
-            .spawn(move || LockManagerLoop::<S>::new(&config).run(lm_rx))
+            .spawn(move || Admission::<S>::new(&config).run(lm_rx))
             .expect("spawn the lock-manager thread");
         Engine {
             to_sequencer: seq_tx,
@@ -144,10 +144,14 @@ struct Waiter {
     tag: u64,
 }
 
-/// The lock-manager thread's state.
-struct LockManagerLoop<S: Scheduler> {
+/// Admission in the global order: what the lock-manager thread does with each ordered request and
+/// each release — admit it to the [`Scheduler`] (held back while a barrier waits or holds, or while
+/// the scheduler is full), and notify every transaction whose locks are all granted. The
+/// lock-manager thread drives one ([`Admission::run`]); `2pl-deadlock-free`
+/// ([`crate::protocols::deadlock_free`]) drives one from every worker, inside a critical section.
+pub struct Admission<S: Scheduler> {
     scheduler: S,
-    /// Ordered but not yet admitted (only while a barrier waits or holds).
+    /// Ordered but not yet admitted (only while a barrier waits or holds, or the scheduler is full).
     pending: VecDeque<(u64, Request)>,
     waiters: SeqSlab<Waiter>,
     /// Admitted transactions not yet released (barriers excluded).
@@ -157,11 +161,12 @@ struct LockManagerLoop<S: Scheduler> {
     ready: Vec<u64>,
 }
 
-impl<S: Scheduler> LockManagerLoop<S> {
-    fn new(config: &ProtocolConfig) -> Self {
+impl<S: Scheduler> Admission<S> {
+    /// An empty admission whose scheduler reads its knobs from `config`.
+    pub fn new(config: &ProtocolConfig) -> Self {
         let mut scheduler = S::default();
         scheduler.configure(config);
-        LockManagerLoop {
+        Admission {
             scheduler,
             pending: VecDeque::new(),
             waiters: SeqSlab::default(),
@@ -171,15 +176,19 @@ impl<S: Scheduler> LockManagerLoop<S> {
         }
     }
 
+    /// The lock-manager thread's loop (see the module docs).
     fn run(mut self, rx: Receiver<LmMsg>) {
+        let mut send = |w: &Sender<Ready>, r: Ready| {
+            let _ = w.send(r);
+        };
         loop {
             let msg = match rx.try_recv() {
                 Ok(m) => m,
                 Err(TryRecvError::Disconnected) => return,
                 Err(TryRecvError::Empty) => {
                     if self.scheduler.idle(&mut self.ready) {
-                        self.notify_ready();
-                        self.admit();
+                        self.notify_ready(&mut send);
+                        self.admit(&mut send);
                         continue;
                     }
                     match recv_polling(&rx) {
@@ -195,27 +204,43 @@ impl<S: Scheduler> LockManagerLoop<S> {
                     for i in before..self.pending.len().min(PREFETCH_AHEAD) {
                         self.scheduler.prefetch(&self.pending[i].1.locks);
                     }
-                    self.admit();
+                    self.admit(&mut send);
                 }
-                LmMsg::Release(seq) => {
-                    if self.barrier == Some(seq) {
-                        self.barrier = None;
-                        self.waiters.remove(seq);
-                    } else {
-                        self.scheduler.release(seq, &mut self.ready);
-                        self.active -= 1;
-                        self.notify_ready();
-                        self.waiters.remove(seq);
-                    }
-                    self.admit();
-                }
+                LmMsg::Release(seq) => self.release(seq, &mut send),
                 LmMsg::Shutdown => return,
             }
         }
     }
 
+    /// Orders `request` as transaction `seq` (higher than every earlier one) and admits what can
+    /// be; `notify` is called for each transaction that may now run, with where to tell it.
+    pub fn order(
+        &mut self,
+        seq: u64,
+        request: Request,
+        notify: &mut impl FnMut(&Sender<Ready>, Ready),
+    ) {
+        self.pending.push_back((seq, request));
+        self.admit(notify);
+    }
+
+    /// Transaction (or barrier) `seq` finished: releases it and admits what can be; `notify` as for
+    /// [`Self::order`].
+    pub fn release(&mut self, seq: u64, notify: &mut impl FnMut(&Sender<Ready>, Ready)) {
+        if self.barrier == Some(seq) {
+            self.barrier = None;
+            self.waiters.remove(seq);
+        } else {
+            self.scheduler.release(seq, &mut self.ready);
+            self.active -= 1;
+            self.notify_ready(notify);
+            self.waiters.remove(seq);
+        }
+        self.admit(notify);
+    }
+
     /// Admits ordered requests to the scheduler, in order, up to a barrier that cannot run yet.
-    fn admit(&mut self) {
+    fn admit(&mut self, notify: &mut impl FnMut(&Sender<Ready>, Ready)) {
         while self.barrier.is_none() && self.scheduler.admits() {
             let Some((_, front)) = self.pending.front() else {
                 return;
@@ -243,17 +268,17 @@ impl<S: Scheduler> LockManagerLoop<S> {
                     self.ready.push(seq);
                 }
             }
-            self.notify_ready();
+            self.notify_ready(notify);
         }
     }
 
-    fn notify_ready(&mut self) {
+    fn notify_ready(&mut self, notify: &mut impl FnMut(&Sender<Ready>, Ready)) {
         for seq in self.ready.drain(..) {
             let w = self
                 .waiters
                 .get(seq)
                 .expect("a ready transaction is admitted");
-            let _ = w.notify.send(Ready { seq, tag: w.tag });
+            notify(&w.notify, Ready { seq, tag: w.tag });
         }
     }
 }

@@ -92,11 +92,44 @@ pub trait Flavor: Scheduler {
     const INFO: ProtocolInfo;
 }
 
-/// The deterministic protocol with lock manager `S`.
-pub struct Deterministic<S: Flavor> {
+/// What orders the workers' lock requests and grants them through a [`Scheduler`] `S`: Calvin's
+/// sequencer and lock-manager threads ([`Engine`]), or the workers themselves, each inside a
+/// critical section (`2pl-deadlock-free`, [`crate::protocols::deadlock_free::Latched`]).
+pub trait Pipeline<S: Scheduler>: Send + Sync + Sized + 'static {
+    /// The protocol this pipeline makes of `S`.
+    const INFO: ProtocolInfo;
+    /// The most transactions a worker keeps in flight; 1: one at a time, the worker waits for its
+    /// transaction's grant ([`Protocol::run_worker`]'s default loop).
+    const WINDOW: usize;
+    /// Starts it; the scheduler reads its knobs from `config`.
+    fn start(name: &str, config: &ProtocolConfig) -> Self;
+    /// Orders a request; its [`Request::notify`] hears when every lock is granted.
+    fn submit(&self, request: Request);
+    /// Transaction `seq` finished (committed or rolled back): release its locks.
+    fn release(&self, seq: u64);
+}
+
+impl<S: Flavor> Pipeline<S> for Engine<S> {
+    const INFO: ProtocolInfo = S::INFO;
+    const WINDOW: usize = WINDOW;
+    fn start(name: &str, config: &ProtocolConfig) -> Self {
+        Engine::start(name, config)
+    }
+    fn submit(&self, request: Request) {
+        Engine::submit(self, request)
+    }
+    fn release(&self, seq: u64) {
+        Engine::release(self, seq)
+    }
+}
+
+/// The deterministic protocol with lock manager `S`, ordered by pipeline `E` (Calvin's threads by
+/// default).
+pub struct Deterministic<S: Flavor, E: Pipeline<S> = Engine<S>> {
     db: Database<()>,
-    engine: Engine<S>,
+    engine: E,
     ids: Arc<IdLedger>,
+    _s: std::marker::PhantomData<fn() -> S>,
 }
 
 /// Per-thread state: execution buffers, the ready queue the lock manager notifies, planning buffers.
@@ -109,9 +142,9 @@ pub struct DetWorker {
     locks: Vec<LockRequest>,
 }
 
-impl<S: Flavor> Deterministic<S> {
+impl<S: Flavor, E: Pipeline<S>> Deterministic<S, E> {
     /// The pipeline (tests drive it directly).
-    pub fn engine(&self) -> &Engine<S> {
+    pub fn engine(&self) -> &E {
         &self.engine
     }
 
@@ -161,9 +194,10 @@ impl<S: Flavor> Deterministic<S> {
         } else {
             Cover::Keys { locks, accesses }
         };
-        let _release = Release {
+        let _release = Release::<S, E> {
             engine: &self.engine,
             seq,
+            _s: std::marker::PhantomData,
         };
         // The transaction (rolled back by its drop on an abort or a panic) ends before the release.
         let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
@@ -174,18 +208,19 @@ impl<S: Flavor> Deterministic<S> {
     }
 }
 
-impl<S: Flavor> Protocol for Deterministic<S> {
+impl<S: Flavor, E: Pipeline<S>> Protocol for Deterministic<S, E> {
     type Meta = ();
     type Worker = DetWorker;
-    type Tx<'w> = HoldingTx<'w, (), Release<'w, S>>;
+    type Tx<'w> = HoldingTx<'w, (), Release<'w, S, E>>;
 
-    const INFO: ProtocolInfo = S::INFO;
+    const INFO: ProtocolInfo = E::INFO;
 
     fn open(db: Database<()>, config: &ProtocolConfig) -> Self {
         Deterministic {
             db,
-            engine: Engine::start(S::INFO.name, config),
+            engine: E::start(E::INFO.name, config),
             ids: IdLedger::new(),
+            _s: std::marker::PhantomData,
         }
     }
     fn db(&self) -> &Database<()> {
@@ -219,6 +254,7 @@ impl<S: Flavor> Protocol for Deterministic<S> {
         let barrier = Release {
             engine: &self.engine,
             seq: ready.seq,
+            _s: std::marker::PhantomData,
         };
         HoldingTx::new(ExecTx::new(&self.db, &mut w.exec, Cover::All), barrier)
     }
@@ -241,8 +277,26 @@ impl<S: Flavor> Protocol for Deterministic<S> {
     }
 
     /// Keeps up to a [`new_window`]'s size of transactions in flight: submits new ones while there is room,
-    /// executes whichever is granted, resubmits the ones whose reconnaissance was wrong.
+    /// executes whichever is granted, resubmits the ones whose reconnaissance was wrong. A pipeline
+    /// with a window of one ([`Pipeline::WINDOW`]) runs one transaction at a time instead, retrying
+    /// a stale reconnaissance after a backoff, as any one-at-a-time protocol does.
     fn run_worker<R: RequestSource>(&self, w: &mut DetWorker, requests: &mut R) {
+        if E::WINDOW == 1 {
+            let mut backoff =
+                crate::txn::Backoff::new(crate::txn::RetryPolicy::default(), requests.seed());
+            let mut program = requests.program();
+            while let Some(ticket) = requests.next(&mut program) {
+                let outcome = crate::protocols::execute_retrying(
+                    self,
+                    w,
+                    &mut program,
+                    requests,
+                    &mut backoff,
+                );
+                requests.finished(ticket, outcome);
+            }
+            return;
+        }
         struct Slot<P> {
             program: P,
             ticket: Option<Ticket>,
@@ -316,12 +370,13 @@ impl<S: Flavor> Protocol for Deterministic<S> {
 /// A granted place in the global order — an interactive transaction's barrier, or a program's
 /// lock set: dropping it tells the lock manager that `seq` finished, so later transactions run
 /// (also when a program's panic unwinds through it).
-pub struct Release<'w, S: Flavor> {
-    engine: &'w Engine<S>,
+pub struct Release<'w, S: Flavor, E: Pipeline<S> = Engine<S>> {
+    engine: &'w E,
     seq: u64,
+    _s: std::marker::PhantomData<fn() -> S>,
 }
 
-impl<S: Flavor> Drop for Release<'_, S> {
+impl<S: Flavor, E: Pipeline<S>> Drop for Release<'_, S, E> {
     fn drop(&mut self) {
         self.engine.release(self.seq);
     }

@@ -1,15 +1,15 @@
 //! Deterministic protocols: the Tx contract, checked contended histories, determinism across thread
 //! counts, and reconnaissance mismatches.
 
-use super::testkit::{MixProgram, Mixed, A, B, T};
+use super::testkit::{
+    checked_history, contended, recon_mismatch_aborts_and_releases, MixProgram, Mixed,
+};
 use super::*;
 use crate::check::AnomalyKind;
 use crate::harness::{verify, VerifyConfig, Workload};
 use crate::protocols::conformance;
 use crate::protocols::nocc::NoCC;
 use crate::protocols::vll::{VllConfig, DEFAULT_BLOCKED_LIMIT};
-use crate::storage::ColumnSet;
-use crate::txn::{AbortReason, Tx};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::HashMap;
@@ -26,40 +26,6 @@ fn calvin_vll_tx_contract() {
     conformance::single_thread_semantics::<CalvinVll>();
     conformance::abort_undoes_writes::<CalvinVll>();
     conformance::read_only_tables::<CalvinVll>();
-}
-
-fn contended() -> Mixed {
-    Mixed {
-        keys: 64,
-        ops: 6,
-        pointer_share: 0.1,
-        affine: None,
-    }
-}
-
-fn checked_history<P: Protocol>() {
-    // 4 threads on 2 cores: preemption mid-transaction adds interleavings.
-    let cfg = VerifyConfig {
-        threads: 4,
-        txns: 20_000,
-        seed: 3,
-        vll: Default::default(),
-        prefetch: true,
-    };
-    let v = verify::run::<P, Mixed>(&contended(), &cfg).unwrap();
-    assert_eq!(v.report.committed, 20_000, "{}", P::INFO.name);
-    assert!(v.report.is_serializable(), "{}: {}", P::INFO.name, v.report);
-    assert!(
-        v.report.anomalies.is_empty(),
-        "{}: {}",
-        P::INFO.name,
-        v.report
-    );
-    assert!(
-        v.report.edges > 20_000,
-        "{}: too few dependencies",
-        P::INFO.name
-    );
 }
 
 #[test]
@@ -242,70 +208,14 @@ fn calvin_vll_admission_threshold_changes_nothing_but_timing() {
     }
 }
 
-/// A program whose piece 1 targets key 10 when piece 0 has run an odd number of times, key 20
-/// otherwise: reconnaissance always sees the other key than the execution.
-#[derive(Default)]
-struct Fickle {
-    runs: u32,
-    target: u64,
-}
-
-impl Program for Fickle {
-    fn name(&self) -> &'static str {
-        "Fickle"
-    }
-    fn pieces(&self) -> usize {
-        2
-    }
-    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
-        let k = if piece == 0 { 0 } else { self.target };
-        out.push(Access::update(T, k, ColumnSet::ALL, ColumnSet::ALL));
-    }
-    fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        out.extend(0..piece);
-    }
-    fn run_piece<X: Tx>(&mut self, piece: usize, tx: &mut X) -> TxResult<()> {
-        if piece == 0 {
-            self.runs += 1;
-            self.target = if self.runs % 2 == 1 { 10 } else { 20 };
-        }
-        tx.update(
-            T,
-            if piece == 0 { 0 } else { self.target },
-            ColumnSet::ALL,
-            |r| r.set_int(B, r.int(B) + 1),
-        )?;
-        Ok(())
-    }
-}
-
-fn recon_mismatch_aborts_and_releases<S: Flavor>() {
-    let p = Deterministic::<S>::open(fresh_db(), &ProtocolConfig::default());
-    let mut w = p.worker(0, false);
-    let e = p.execute(&mut w, &mut Fickle::default()).unwrap_err();
-    assert_eq!(e.reason, AbortReason::Validation, "{e}");
-    assert!(e.is_retryable());
-    // Rolled back (key 0 was written before the stray access) and every lock released: a barrier
-    // transaction, which waits for all earlier ones, gets through.
-    let mut tx = p.begin(&mut w);
-    for k in [0, 10, 20] {
-        assert_eq!(tx.get(T, k, ColumnSet::ALL).unwrap().unwrap().int(B), 0);
-        assert_eq!(
-            tx.get(T, k, ColumnSet::ALL).unwrap().unwrap().int(A),
-            k as i64
-        );
-    }
-    tx.commit().unwrap();
-}
-
 #[test]
 fn calvin_reconnaissance_mismatch_aborts_cleanly() {
-    recon_mismatch_aborts_and_releases::<lock_manager::HashLockManager>();
+    recon_mismatch_aborts_and_releases::<Calvin>();
 }
 
 #[test]
 fn calvin_vll_reconnaissance_mismatch_aborts_cleanly() {
-    recon_mismatch_aborts_and_releases::<calvin_vll::ArrayedVll>();
+    recon_mismatch_aborts_and_releases::<CalvinVll>();
 }
 
 /// The pipeline threads are joined when the protocol is dropped, also right after a busy run.

@@ -338,6 +338,7 @@ fn vll_partitioned_lowers_its_blocked_threshold_only_on_stale_reconnaissance() {
         workload: &w,
         gen: (rand::rngs::SmallRng::seed_from_u64(1), 0),
         left: 0,
+        aborts: 0,
     };
     let mut limit = new_blocked_limit(BLOCKED_LIMIT);
     assert_eq!(limit.size(), BLOCKED_LIMIT, "starts at the most");
