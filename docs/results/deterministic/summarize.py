@@ -32,9 +32,14 @@ def table(title, rows, xs, xname):
                 cells.append(f"{t/1000:,.0f}k ({t/base[x]:.2f}×)")
         print(f"| `{p}` | " + " | ".join(cells) + " |")
 
-for kind in ["short", "long"]:
-    rows, xs = load(f"fig8-{kind}.json")
-    table(f"Fig. 8 ({kind} transactions, 1 partition, 2 threads): txn/s by contention index", rows, xs, "CI")
+for panel, kind, hot in [("a", "long", ""), ("b", "long", "-deadlocks"),
+                         ("c", "short", ""), ("d", "short", "-deadlocks")]:
+    if not os.path.exists(os.path.join(here, f"fig8-{kind}{hot}.json")):
+        continue
+    rows, xs = load(f"fig8-{kind}{hot}.json")
+    records = "2 hot records per transaction: deadlocks possible" if hot else "1 hot record per transaction"
+    table(f"Fig. 8{panel} ({kind} transactions, {records}, 1 partition, 2 threads): txn/s by contention index",
+          rows, xs, "CI")
 for ci in ["0.001", "0.1"]:
     rows, xs = load(f"fig9-ci{ci}.json")
     table(f"Fig. 9 (short transactions, CI {ci}, 2 partitions = 2 threads): txn/s by % multi-partition",

@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
 # The short Fig. 8 / Fig. 9 sweeps of docs/results/deterministic.md (vll-micro, 2 threads): one
-# `ordo bench` sweep per figure (JSON + text beside this script), drawn by `ordo report` into
+# `ordo bench` sweep per figure panel (JSON + text beside this script), drawn by `ordo report` into
 # fig8/ and fig9/ (absolute) and fig8-relative/ and fig9-relative/ (as a multiple of `nocc`).
-# Usage: docs/results/deterministic/sweeps.sh [path to the release `ordo` binary]
+# Usage: docs/results/deterministic/sweeps.sh [path to the release `ordo` binary] [fig8|fig9|all]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
+WHICH=${2:-all}
 OUT=$(dirname "$0")
 SECS=${SECS:-2}
 T=2
-# Fig. 8: one server, contention index sweep, short and long transactions.
-FIG8=nocc,2pl-waitdie,vll,vll-sca,calvin,calvin-vll
-for kind in short long; do
-  long=""; [ "$kind" = long ] && long="--long"
-  "$ORDO" bench -w vll-micro -p "$FIG8" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
-    --ci 0.0001,0.001,0.01,0.1,1 $long --json "$OUT/fig8-$kind.json" > "$OUT/fig8-$kind.txt"
-done
+# Fig. 8: one server, contention index sweep; the paper's four panels: long (a, b) and short (c, d)
+# transactions, with one hot record per transaction (a, c: deadlock-free workload) and with two
+# (b, d: "a workload in which deadlocks are possible"; --hot-accesses 2, so CI stops at 0.5, two hot
+# records). The paper's lines: no locking, standard 2PL (deadlock detection), deadlock-free 2PL, VLL,
+# VLL with SCA; Calvin and deterministic VLL ride along on the deadlock-free panels (Fig. 11's pair).
+FIG8=nocc,2pl-detect,2pl-deadlock-free,vll,vll-sca
+if [ "$WHICH" != fig9 ]; then
+  for kind in short long; do
+    long=""; [ "$kind" = long ] && long="--long"
+    "$ORDO" bench -w vll-micro -p "$FIG8,calvin,calvin-vll" -t $T --seconds "$SECS" --warmup 0.5 \
+      --quiet --ci 0.0001,0.001,0.01,0.1,1 $long --json "$OUT/fig8-$kind.json" > "$OUT/fig8-$kind.txt"
+    "$ORDO" bench -w vll-micro -p "$FIG8" -t $T --seconds "$SECS" --warmup 0.5 --quiet \
+      --hot-accesses 2 --ci 0.0001,0.001,0.01,0.1,0.5 $long \
+      --json "$OUT/fig8-$kind-deadlocks.json" > "$OUT/fig8-$kind-deadlocks.txt"
+  done
+  FIG8_JSON=("$OUT"/fig8-{long,long-deadlocks,short,short-deadlocks}.json)
+  "$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8"
+  "$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8-relative" --relative nocc
+fi
+[ "$WHICH" = fig8 ] && exit 0
 # Fig. 9: partition per core (2 partitions = 2 threads), % multi-partition sweep, short transactions.
 FIG9=nocc,hstore,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
 for ci in 0.001 0.1; do
@@ -22,9 +36,6 @@ for ci in 0.001 0.1; do
     --partitions $T --multi-partition 0,20,50,100 --ci "$ci" \
     --json "$OUT/fig9-ci$ci.json" > "$OUT/fig9-ci$ci.txt"
 done
-FIG8_JSON=("$OUT/fig8-short.json" "$OUT/fig8-long.json")
 FIG9_JSON=("$OUT/fig9-ci0.001.json" "$OUT/fig9-ci0.1.json")
-"$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8"
-"$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8-relative" --relative nocc
 "$ORDO" report "${FIG9_JSON[@]}" -o "$OUT/fig9"
 "$ORDO" report "${FIG9_JSON[@]}" -o "$OUT/fig9-relative" --relative nocc
