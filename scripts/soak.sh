@@ -16,7 +16,7 @@ OUT=${2:-/tmp/ordo-soak}
 O=${ORDO:-target/release/ordo}
 [ -x "$O" ] || cargo build --release -q -p ordo-cli || exit 2
 mkdir -p "$OUT"
-ALL=${PROTOCOLS:-2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll-partitioned-arrayed}
+ALL=${PROTOCOLS:-2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,2pl-deadlock-free,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll-partitioned-arrayed}
 WORKLOADS=(
   "-w smallbank --customers 50 --hotspot-size 0"
   "-w smallbank --customers 20 --hotspot-size 4 --hotspot-prob 0.9"
@@ -30,6 +30,7 @@ WORKLOADS=(
   "-w tatp --subscribers 1000"
   "-w vll-micro --ci 0.1 --records 2000"
   "-w vll-micro --ci 0.1 --records 2000 --vll-batch 1 --vll-blocked-limit 1"
+  "-w vll-micro --ci 0.2 --records 2000 --hot-accesses 2"
   "-w vll-micro --ci 0.05 --records 4000 --partitions 4 --multi-partition 50 --vll-blocked-limit 2"
   "-w vll-micro --ci 0.1 --records 2000 --partitions 2 --multi-partition 50 --remote-wait 20"
 )
