@@ -119,12 +119,23 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// concurrency aborts with randomized exponential backoff. Protocols with their own execution
     /// model (a TxnQueue with many transactions in flight, a sequencer) override it.
     fn run_worker<R: RequestSource>(&self, worker: &mut Self::Worker, requests: &mut R) {
-        let mut backoff = Backoff::new(RetryPolicy::default(), requests.seed());
-        let mut program = requests.program();
-        while let Some(ticket) = requests.next(&mut program) {
-            let outcome = execute_retrying(self, worker, &mut program, requests, &mut backoff);
-            requests.finished(ticket, outcome);
-        }
+        run_one_at_a_time(self, worker, requests)
+    }
+}
+
+/// The default worker loop ([`Protocol::run_worker`]): one transaction at a time through
+/// [`Protocol::execute`], retrying concurrency aborts with randomized exponential backoff. Also
+/// called by protocols that override the loop for some configurations only.
+pub fn run_one_at_a_time<P: Protocol, R: RequestSource>(
+    p: &P,
+    worker: &mut P::Worker,
+    requests: &mut R,
+) {
+    let mut backoff = Backoff::new(RetryPolicy::default(), requests.seed());
+    let mut program = requests.program();
+    while let Some(ticket) = requests.next(&mut program) {
+        let outcome = execute_retrying(p, worker, &mut program, requests, &mut backoff);
+        requests.finished(ticket, outcome);
     }
 }
 

@@ -32,6 +32,10 @@
 //!
 //! Interactive transactions ([`Protocol::begin`]) have no declared lock set: they are sequenced as a
 //! **barrier** that waits for every earlier transaction and holds the whole database (see [`engine`]).
+//!
+//! The sequencer and lock-manager threads are one [`Pipeline`] ([`Engine`]); the protocol is generic
+//! over it, and `2pl-deadlock-free` ([`crate::protocols::deadlock_free`]) is the same protocol with
+//! the workers performing the lock manager's admission themselves, inside a critical section.
 
 pub mod calvin;
 pub mod calvin_vll;
@@ -282,20 +286,7 @@ impl<S: Flavor, E: Pipeline<S>> Protocol for Deterministic<S, E> {
     /// a stale reconnaissance after a backoff, as any one-at-a-time protocol does.
     fn run_worker<R: RequestSource>(&self, w: &mut DetWorker, requests: &mut R) {
         if E::WINDOW == 1 {
-            let mut backoff =
-                crate::txn::Backoff::new(crate::txn::RetryPolicy::default(), requests.seed());
-            let mut program = requests.program();
-            while let Some(ticket) = requests.next(&mut program) {
-                let outcome = crate::protocols::execute_retrying(
-                    self,
-                    w,
-                    &mut program,
-                    requests,
-                    &mut backoff,
-                );
-                requests.finished(ticket, outcome);
-            }
-            return;
+            return crate::protocols::run_one_at_a_time(self, w, requests);
         }
         struct Slot<P> {
             program: P,
