@@ -83,12 +83,11 @@ const SPARE_LISTS: usize = 64;
 /// Keys the table has room for from the start.
 ///
 /// A lock table is sized for its load up front, as a disk-era one's bucket array is. Grown on
-/// demand, `2pl-deadlock-free` on `vll-micro` (2 workers, a few dozen keys locked at a time, every
-/// transaction inserting and removing ten) ran at either ~0.3 M or ~0.9 M transactions/s from one
-/// invocation to the next, its critical sections three times longer in the slow runs (`perf`);
-/// presized, 0.94–1.08 M in six runs of six. The likeliest cause: a table that settled just above
-/// its live keys, where the hash map's deleted-entry markers fill the free slots and force frequent
-/// rehashes in place.
+/// demand, a table whose keys come and go (every transaction inserts and removes ten) can settle
+/// just above its live keys, where the hash map's deleted-entry markers fill its free slots and
+/// force rehashes in place. (Presizing was tried against `2pl-deadlock-free`'s runs at either ~0.3 M
+/// or ~1 M transactions/s on `vll-micro`; it did not remove them: see `docs/results/deterministic.md`,
+/// "Fig. 8, all four panels".)
 const INITIAL_KEYS: usize = 4096;
 
 impl Default for HashLockManager {
