@@ -361,9 +361,8 @@ impl Program for Fickle {
     }
 }
 
-/// A reconnaissance that sees another key than the execution aborts the attempt (retryably), rolls
-/// it back and releases every lock.
-pub fn recon_mismatch_aborts_and_releases<P: Protocol>() {
+/// A database of 32 [`Mixed`] rows, `k → (a = k, b = 0)`.
+pub fn fresh_db<M: Default + Send + Sync>() -> Database<M> {
     let mut db = Database::new();
     Mixed {
         keys: 32,
@@ -373,7 +372,13 @@ pub fn recon_mismatch_aborts_and_releases<P: Protocol>() {
     }
     .load(&mut db)
     .unwrap();
-    let p = P::open(db, &ProtocolConfig::default());
+    db
+}
+
+/// A reconnaissance that sees another key than the execution aborts the attempt (retryably), rolls
+/// it back and releases every lock.
+pub fn recon_mismatch_aborts_and_releases<P: Protocol>() {
+    let p = P::open(fresh_db(), &ProtocolConfig::default());
     let mut w = p.worker(0, false);
     let e = p.execute(&mut w, &mut Fickle::default()).unwrap_err();
     assert_eq!(e.reason, AbortReason::Validation, "{e}");

@@ -2,11 +2,11 @@
 //! counts, and reconnaissance mismatches.
 
 use super::testkit::{
-    checked_history, contended, recon_mismatch_aborts_and_releases, MixProgram, Mixed,
+    checked_history, contended, fresh_db, recon_mismatch_aborts_and_releases, MixProgram, Mixed,
 };
 use super::*;
 use crate::check::AnomalyKind;
-use crate::harness::{verify, VerifyConfig, Workload};
+use crate::harness::{verify, VerifyConfig};
 use crate::protocols::conformance;
 use crate::protocols::nocc::NoCC;
 use crate::protocols::vll::{VllConfig, DEFAULT_BLOCKED_LIMIT};
@@ -74,19 +74,6 @@ fn fixed_list(n: usize) -> Vec<MixProgram> {
             p
         })
         .collect()
-}
-
-fn fresh_db() -> Database<()> {
-    let mut db = Database::new();
-    Mixed {
-        keys: 32,
-        ops: 5,
-        pointer_share: 0.0,
-        affine: None,
-    }
-    .load(&mut db)
-    .unwrap();
-    db
 }
 
 /// Feeds `programs` to the sequencer in list order from one client, and lets `executors` threads
