@@ -195,6 +195,7 @@ registry!(
     twopl::TwoPl<twopl::WaitDie>,
     twopl::TwoPl<twopl::Detect>,
     twopl::TwoPl<twopl::TableNoWait>,
+    twopl::TwoPl<twopl::TableDetect>,
     deadlock_free::DeadlockFree2pl,
     silo::Silo,
     mvcc::Mvcc<mvcc::Rc>,

@@ -306,6 +306,72 @@ impl LockTable {
         }
     }
 
+    /// The owners `owner`'s waiting request on `(table, rid)` waits for, as a bitmap of owner ids
+    /// below 64 (the waits-for edges of a deadlock detector): the granted holders it conflicts with,
+    /// a pending conversion (it has priority), and the conflicting requests queued ahead of it
+    /// (FIFO: it cannot overtake them). For a pending conversion, the other granted holders. Empty
+    /// if the request is granted or absent.
+    pub fn blockers(&self, owner: Owner, table: TableId, rid: RowId) -> u64 {
+        let chain = self.bucket(table, rid).lock();
+        let Some(i) = chain.find(table, rid) else {
+            return 0;
+        };
+        let queue = &chain.heads[i].queue;
+        let Some(p) = queue.iter().position(|r| r.owner == owner) else {
+            return 0;
+        };
+        let me = queue[p];
+        if me.granted && !me.converting {
+            return 0;
+        }
+        let mut bits = 0u64;
+        for (j, r) in queue.iter().enumerate() {
+            let blocks = r.owner != owner
+                && if me.converting {
+                    r.granted
+                } else if r.converting {
+                    true
+                } else if r.granted || j < p {
+                    !(r.mode == Mode::Shared && me.mode == Mode::Shared)
+                } else {
+                    false
+                };
+            if blocks && r.owner < 64 {
+                bits |= 1 << r.owner;
+            }
+        }
+        bits
+    }
+
+    /// Withdraws `owner`'s waiting request on `(table, rid)` (a deadlock victim gives up) and grants
+    /// the waiters queued behind it that it held up; a pending conversion is withdrawn and the S lock
+    /// under it kept. Returns `false`, changing nothing, if a release granted the request meanwhile:
+    /// the caller holds the lock after all.
+    pub fn withdraw(&self, owner: Owner, table: TableId, rid: RowId) -> bool {
+        let mut chain = self.bucket(table, rid).lock();
+        let Some(i) = chain.find(table, rid) else {
+            debug_assert!(false, "withdrawing a request never made");
+            return true;
+        };
+        let head = &mut chain.heads[i];
+        let Some(p) = head.queue.iter().position(|r| r.owner == owner) else {
+            debug_assert!(false, "withdrawing a request never made");
+            return true;
+        };
+        let r = head.queue[p];
+        if r.converting {
+            head.queue[p].converting = false;
+        } else if r.granted {
+            return false;
+        } else {
+            head.queue.remove(p);
+        }
+        head.waiting -= 1;
+        head.grant_waiters();
+        chain.reclaim(i);
+        true
+    }
+
     /// Removes `owner`'s request on `(table, rid)` (granted or waiting) and grants the waiters it
     /// unblocks. A pending conversion is withdrawn and the S lock under it released too.
     pub fn unlock(&self, owner: Owner, table: TableId, rid: RowId) {
@@ -469,6 +535,67 @@ mod tests {
         t.unlock(1, 0, 1);
         assert!(t.is_granted(3, 0, 1, S));
         t.unlock(3, 0, 1);
+        assert_eq!((t.heads_in_use(), t.requests()), (0, 0));
+    }
+
+    #[test]
+    fn blockers_are_the_conflicting_holders_and_the_conflicting_requests_ahead() {
+        let t = LockTable::new(8);
+        let bits = |owners: &[u32]| owners.iter().fold(0u64, |b, &o| b | 1 << o);
+        assert_eq!(t.lock(1, 0, 1, S, true), Granted);
+        assert_eq!(t.lock(2, 0, 1, S, true), Granted);
+        assert_eq!(t.lock(3, 0, 1, X, true), Waiting);
+        assert_eq!(t.lock(4, 0, 1, S, true), Waiting);
+        assert_eq!(t.lock(5, 0, 1, X, true), Waiting);
+        assert_eq!(t.blockers(1, 0, 1), 0, "granted: waits for nobody");
+        assert_eq!(t.blockers(3, 0, 1), bits(&[1, 2]), "X behind two readers");
+        assert_eq!(
+            t.blockers(4, 0, 1),
+            bits(&[3]),
+            "S: not the granted readers, the X queued ahead"
+        );
+        assert_eq!(t.blockers(5, 0, 1), bits(&[1, 2, 3, 4]));
+        assert_eq!(t.blockers(9, 0, 1), 0, "no request");
+        assert_eq!(t.blockers(9, 0, 2), 0, "no lock head");
+        // A pending conversion waits for the other holders, and everyone else for it.
+        assert_eq!(t.lock(6, 0, 2, S, true), Granted);
+        assert_eq!(t.lock(7, 0, 2, S, true), Granted);
+        assert_eq!(t.lock(6, 0, 2, X, true), Waiting);
+        assert_eq!(t.lock(8, 0, 2, S, true), Waiting);
+        assert_eq!(t.blockers(6, 0, 2), bits(&[7]));
+        assert_eq!(t.blockers(8, 0, 2), bits(&[6]));
+    }
+
+    #[test]
+    fn a_withdrawn_waiter_lets_the_queue_behind_it_go() {
+        let t = LockTable::new(8);
+        assert_eq!(t.lock(1, 0, 1, S, true), Granted);
+        assert_eq!(t.lock(2, 0, 1, X, true), Waiting);
+        assert_eq!(t.lock(3, 0, 1, S, true), Waiting);
+        assert!(t.withdraw(2, 0, 1), "a waiting X gives up");
+        assert!(
+            t.is_granted(3, 0, 1, S),
+            "the S behind it joins the readers"
+        );
+        assert_eq!(t.requests(), 2);
+        // Granted before the victim could withdraw: it keeps the lock.
+        assert_eq!(t.lock(4, 0, 1, X, true), Waiting);
+        t.unlock(1, 0, 1);
+        t.unlock(3, 0, 1);
+        assert!(!t.withdraw(4, 0, 1), "granted meanwhile");
+        assert!(t.is_granted(4, 0, 1, X));
+        t.unlock(4, 0, 1);
+        // A withdrawn conversion keeps its S lock.
+        assert_eq!(t.lock(5, 0, 1, S, true), Granted);
+        assert_eq!(t.lock(6, 0, 1, S, true), Granted);
+        assert_eq!(t.lock(5, 0, 1, X, true), Waiting);
+        assert_eq!(t.lock(7, 0, 1, S, true), Waiting, "behind the conversion");
+        assert!(t.withdraw(5, 0, 1));
+        assert!(t.is_granted(5, 0, 1, S) && !t.is_granted(5, 0, 1, X));
+        assert!(t.is_granted(7, 0, 1, S), "the reader behind it goes");
+        for o in [5, 6, 7] {
+            t.unlock(o, 0, 1);
+        }
         assert_eq!((t.heads_in_use(), t.requests()), (0, 0));
     }
 

@@ -38,6 +38,7 @@
 //! | `2pl-detect`   | wait; find cycles in a waits-for graph        | `Deadlock`   | [`detect`]    |
 //!
 //! | `2pl-table`    | no-wait, over the lock table (below)          | `LockConflict` | [`table_nowait`] |
+//! | `2pl-table-detect` | wait and detect, over the lock table      | `Deadlock`   | [`table_detect`] |
 //!
 //! No-wait and wait-die *prevent* deadlock (no-wait never waits; wait-die only lets older wait for
 //! younger); detection lets anyone wait and breaks the cycles that actually form, aborting the youngest
@@ -105,6 +106,7 @@ pub mod lock;
 pub mod lock_table;
 pub mod lockset;
 pub mod nowait;
+pub mod table_detect;
 pub mod table_nowait;
 pub mod txn;
 pub mod wait;
@@ -116,6 +118,7 @@ mod tests;
 pub use detect::Detect;
 pub use lock::Mode;
 pub use nowait::NoWait;
+pub use table_detect::TableDetect;
 pub use table_nowait::TableNoWait;
 pub use txn::{TwoPlTx, TwoPlWorker};
 pub use waitdie::WaitDie;

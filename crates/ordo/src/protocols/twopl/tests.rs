@@ -16,6 +16,7 @@ macro_rules! for_each_policy {
         mod waitdie_tests { use super::*; $(#[test] fn $name() { super::$body::<WaitDie>(); })* }
         mod detect_tests { use super::*; $(#[test] fn $name() { super::$body::<Detect>(); })* }
         mod table_nowait_tests { use super::*; $(#[test] fn $name() { super::$body::<TableNoWait>(); })* }
+        mod table_detect_tests { use super::*; $(#[test] fn $name() { super::$body::<TableDetect>(); })* }
     };
 }
 
@@ -390,8 +391,8 @@ fn waitdie_retry_keeps_its_timestamp() {
 
 /// Runs `n` transactions on `n` threads; transaction `i` X-locks key `keys[i]`, all meet at a barrier,
 /// then each X-locks `keys[(i + 1) % n]`: a waits-for cycle of length `n`.
-fn deadlock_cycle(n: usize) {
-    let p: P<Detect> = open_small();
+fn deadlock_cycle<V: Policy>(n: usize) {
+    let p: P<V> = open_small();
     let keys = [10u64, 20, 30, 40, 50];
     let barrier = Barrier::new(n);
     let results: Vec<Result<(), Abort>> = std::thread::scope(|s| {
@@ -439,21 +440,28 @@ fn deadlock_cycle(n: usize) {
 #[test]
 fn detect_breaks_a_two_cycle() {
     for _ in 0..5 {
-        deadlock_cycle(2);
+        deadlock_cycle::<Detect>(2);
+        deadlock_cycle::<TableDetect>(2);
     }
 }
 
 #[test]
 fn detect_breaks_a_three_cycle() {
     for _ in 0..5 {
-        deadlock_cycle(3);
+        deadlock_cycle::<Detect>(3);
+        deadlock_cycle::<TableDetect>(3);
     }
 }
 
 #[test]
 fn detect_upgrade_deadlock() {
+    upgrade_deadlock::<Detect>();
+    upgrade_deadlock::<TableDetect>();
+}
+
+fn upgrade_deadlock<V: Policy>() {
     // Both read, both want to write: the classic upgrade deadlock; one dies, the other commits.
-    let p: P<Detect> = open_small();
+    let p: P<V> = open_small();
     let barrier = Barrier::new(2);
     let results: Vec<TxResult<()>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..2)
