@@ -16,7 +16,7 @@ OUT=${2:-/tmp/ordo-soak}
 O=${ORDO:-target/release/ordo}
 [ -x "$O" ] || cargo build --release -q -p ordo-cli || exit 2
 mkdir -p "$OUT"
-ALL=${PROTOCOLS:-2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,2pl-deadlock-free,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll-partitioned-arrayed}
+ALL=${PROTOCOLS:-2pl-nowait,2pl-waitdie,2pl-detect,2pl-table,2pl-table-detect,2pl-deadlock-free,silo,ssi,vll,vll-sca,vll-arrayed,vllr,calvin,calvin-vll,hstore,hstore-lockmgr,vll-partitioned,vll-partitioned-sca,vll-partitioned-arrayed}
 WORKLOADS=(
   "-w smallbank --customers 50 --hotspot-size 0"
   "-w smallbank --customers 20 --hotspot-size 4 --hotspot-prob 0.9"

@@ -12,9 +12,11 @@ T=2
 # Fig. 8: one server, contention index sweep; the paper's four panels: long (a, b) and short (c, d)
 # transactions, with one hot record per transaction (a, c: deadlock-free workload) and with two
 # (b, d: "a workload in which deadlocks are possible"; --hot-accesses 2, so CI stops at 0.5, two hot
-# records). The paper's lines: no locking, standard 2PL (deadlock detection), deadlock-free 2PL, VLL,
-# VLL with SCA; Calvin and deterministic VLL ride along on the deadlock-free panels (Fig. 11's pair).
-FIG8=nocc,2pl-detect,2pl-deadlock-free,vll,vll-sca
+# records). The paper's lines: no locking, standard 2PL (a traditional lock table with deadlock
+# detection: 2pl-table-detect), deadlock-free 2PL, VLL, VLL with SCA; 2pl-detect (lock words beside the
+# records, the same detection) for contrast; Calvin and deterministic VLL ride along on a and c (Fig.
+# 11's pair).
+FIG8=nocc,2pl-table-detect,2pl-detect,2pl-deadlock-free,vll,vll-sca
 if [ "$WHICH" != fig9 ]; then
   for kind in short long; do
     long=""; [ "$kind" = long ] && long="--long"
