@@ -95,12 +95,20 @@ fn new_histogram() -> Histogram<u64> {
 
 /// Loads `workload` into a fresh database for protocol `P` and opens the protocol for `threads`
 /// workers (with the VLL family's knobs `vll`). A workload whose tables cannot fit the machine's
-/// memory is refused before it loads (see [`super::memory`]).
+/// memory is refused before it loads (see [`super::memory`]), and so are more threads than the
+/// protocol can run ([`Protocol::MAX_WORKERS`]).
 pub fn open<P: Protocol, W: Workload>(
     workload: &W,
     threads: usize,
     vll: VllConfig,
 ) -> Result<(P, f64), String> {
+    if threads > P::MAX_WORKERS {
+        return Err(format!(
+            "{} runs at most {} worker threads, not {threads}",
+            P::INFO.name,
+            P::MAX_WORKERS
+        ));
+    }
     let start = Instant::now();
     let mut db = Database::<P::Meta>::new();
     db.set_memory_limit(super::memory::physical());
@@ -353,5 +361,21 @@ mod tests {
             assert!(resolving.next_resolving(&mut b).is_none());
             phase.store(MEASURE, Ordering::Release);
         }
+    }
+
+    /// More threads than a protocol can name are a one-line error before anything is loaded,
+    /// not a worker's panic mid-run.
+    #[test]
+    fn more_threads_than_a_protocol_runs_are_refused() {
+        use crate::protocols::nocc::NoCC;
+        use crate::protocols::twopl::{Detect, TableDetect, TwoPl, WaitDie};
+        let (workload, _) = test_workload();
+        let vll = VllConfig::default();
+        let e = open::<TwoPl<Detect>, _>(&workload, 64, vll).err().unwrap();
+        assert_eq!(e, "2pl-detect runs at most 63 worker threads, not 64");
+        assert!(open::<TwoPl<WaitDie>, _>(&workload, 64, vll).is_err());
+        assert!(open::<TwoPl<TableDetect>, _>(&workload, 64, vll).is_err());
+        assert!(open::<TwoPl<Detect>, _>(&workload, 63, vll).is_ok());
+        assert!(open::<NoCC, _>(&workload, 1024, vll).is_ok());
     }
 }

@@ -84,6 +84,11 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 
     const INFO: ProtocolInfo;
 
+    /// The most worker threads it can run (ids `0..MAX_WORKERS`): the harness refuses more with a
+    /// one-line error before loading anything. Unbounded unless a protocol names its workers in
+    /// fixed-size structures (the wait-die and deadlock-detection 2PLs' 63-bit owner sets).
+    const MAX_WORKERS: usize = usize::MAX;
+
     /// Takes ownership of a loaded database.
     fn open(db: Database<Self::Meta>, config: &ProtocolConfig) -> Self;
 

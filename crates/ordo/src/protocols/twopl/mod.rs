@@ -146,6 +146,8 @@ pub trait Policy: Send + Sync + Sized + 'static {
     type Local: Send;
 
     const INFO: ProtocolInfo;
+    /// The most workers it supports ([`Protocol::MAX_WORKERS`]).
+    const MAX_WORKERS: usize = usize::MAX;
 
     fn shared(config: &ProtocolConfig) -> Self::Shared;
     fn local(shared: &Self::Shared, worker: u32) -> Self::Local;
@@ -201,6 +203,7 @@ impl<V: Policy> Protocol for TwoPl<V> {
     type Tx<'w> = TwoPlTx<'w, V>;
 
     const INFO: ProtocolInfo = V::INFO;
+    const MAX_WORKERS: usize = V::MAX_WORKERS;
 
     fn open(db: Database<V::Lock>, config: &ProtocolConfig) -> Self {
         TwoPl {

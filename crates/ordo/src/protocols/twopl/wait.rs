@@ -83,7 +83,7 @@ impl Registry {
     pub fn local(&self, worker: u32) -> Local {
         assert!(
             worker < MAX_OWNER_WORKERS,
-            "2pl-waitdie and 2pl-detect support at most {MAX_OWNER_WORKERS} workers (got worker id {worker})"
+            "2pl-waitdie, 2pl-detect and 2pl-table-detect support at most {MAX_OWNER_WORKERS} workers (got worker id {worker})"
         );
         Local {
             worker: worker as usize,

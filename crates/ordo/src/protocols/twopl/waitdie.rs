@@ -38,6 +38,8 @@ impl Policy for WaitDie {
         paper: super::PAPER,
         isolation: Isolation::Serializable,
     };
+    /// Workers are bits of the waits-for graph's and the owner sets' 63-bit words.
+    const MAX_WORKERS: usize = super::lock::MAX_OWNER_WORKERS as usize;
 
     fn shared(config: &ProtocolConfig) -> Registry {
         Registry::new(config.lock_wait_timeout)
