@@ -160,6 +160,14 @@ impl Chain {
             .position(|h| h.rid == rid && h.table == table)
     }
 
+    /// Where `owner`'s request on `(table, rid)` is: its head's index and its place in the queue.
+    #[inline]
+    fn request_of(&self, table: TableId, rid: RowId, owner: Owner) -> Option<(usize, usize)> {
+        let i = self.find(table, rid)?;
+        let p = self.heads[i].queue.iter().position(|r| r.owner == owner)?;
+        Some((i, p))
+    }
+
     /// The head of `(table, rid)`, taken from the free list (or made) if the record has none.
     #[inline]
     fn find_or_insert(&mut self, table: TableId, rid: RowId) -> usize {
@@ -313,13 +321,10 @@ impl LockTable {
     /// if the request is granted or absent.
     pub fn blockers(&self, owner: Owner, table: TableId, rid: RowId) -> u64 {
         let chain = self.bucket(table, rid).lock();
-        let Some(i) = chain.find(table, rid) else {
+        let Some((i, p)) = chain.request_of(table, rid, owner) else {
             return 0;
         };
         let queue = &chain.heads[i].queue;
-        let Some(p) = queue.iter().position(|r| r.owner == owner) else {
-            return 0;
-        };
         let me = queue[p];
         if me.granted && !me.converting {
             return 0;
@@ -349,15 +354,11 @@ impl LockTable {
     /// the caller holds the lock after all.
     pub fn withdraw(&self, owner: Owner, table: TableId, rid: RowId) -> bool {
         let mut chain = self.bucket(table, rid).lock();
-        let Some(i) = chain.find(table, rid) else {
+        let Some((i, p)) = chain.request_of(table, rid, owner) else {
             debug_assert!(false, "withdrawing a request never made");
             return true;
         };
         let head = &mut chain.heads[i];
-        let Some(p) = head.queue.iter().position(|r| r.owner == owner) else {
-            debug_assert!(false, "withdrawing a request never made");
-            return true;
-        };
         let r = head.queue[p];
         if r.converting {
             head.queue[p].converting = false;
@@ -376,15 +377,11 @@ impl LockTable {
     /// unblocks. A pending conversion is withdrawn and the S lock under it released too.
     pub fn unlock(&self, owner: Owner, table: TableId, rid: RowId) {
         let mut chain = self.bucket(table, rid).lock();
-        let Some(i) = chain.find(table, rid) else {
-            debug_assert!(false, "unlock of a lock never requested");
+        let Some((i, p)) = chain.request_of(table, rid, owner) else {
+            debug_assert!(false, "unlock of a lock never requested, or by a non-owner");
             return;
         };
         let head = &mut chain.heads[i];
-        let Some(p) = head.queue.iter().position(|r| r.owner == owner) else {
-            debug_assert!(false, "unlock by a non-owner");
-            return;
-        };
         let r = head.queue.remove(p).expect("position is in range");
         if r.granted {
             match r.mode {
