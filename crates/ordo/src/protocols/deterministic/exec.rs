@@ -48,7 +48,7 @@ impl Cover<'_> {
         match *self {
             Cover::All => true,
             Cover::Keys { locks, .. } => {
-                find(locks, table, key).is_some_and(|l| l.mode == Mode::Exclusive || !write)
+                find(locks, table, key).is_some_and(|i| locks[i].mode == Mode::Exclusive || !write)
             }
             Cover::Partitions { held, partitions } => Self::partition_held(held, partitions, key),
         }

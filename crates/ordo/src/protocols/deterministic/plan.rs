@@ -174,7 +174,7 @@ mod tests {
                 (1, 3, false)
             ]
         );
-        assert_eq!(find(&out, 0, 5).unwrap().mode, Mode::Exclusive);
+        assert_eq!(out[find(&out, 0, 5).unwrap()].mode, Mode::Exclusive);
         assert!(find(&out, 0, 4).is_none());
     }
 

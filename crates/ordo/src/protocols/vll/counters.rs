@@ -248,16 +248,15 @@ pub fn normalize(locks: &mut Vec<LockRequest>) {
     locks.dedup_by_key(|l| (l.table, l.key));
 }
 
-/// The request for (`table`, `key`) in normalized `locks`, if any.
+/// Where the request for (`table`, `key`) is in normalized `locks`, if anywhere.
 #[inline]
-pub fn find(locks: &[LockRequest], table: TableId, key: u64) -> Option<&LockRequest> {
+pub fn find(locks: &[LockRequest], table: TableId, key: u64) -> Option<usize> {
     if locks.len() <= SMALL {
-        return locks.iter().find(|l| l.key == key && l.table == table);
+        return locks.iter().position(|l| l.key == key && l.table == table);
     }
     locks
         .binary_search_by_key(&(table, key), |l| (l.table, l.key))
         .ok()
-        .map(|i| &locks[i])
 }
 
 /// How many of normalized `locks` fall in `lo..=hi` of `table`.
@@ -487,7 +486,7 @@ mod tests {
                 l(5, Mode::Exclusive)
             ]
         );
-        assert_eq!(find(&v, 0, 5).map(|l| l.mode), Some(Mode::Exclusive));
+        assert_eq!(find(&v, 0, 5).map(|i| v[i].mode), Some(Mode::Exclusive));
         assert!(find(&v, 0, 4).is_none());
         assert_eq!(count_in(&v, 0, 2, 5), 2);
         // Long lists take the sorted path.
@@ -508,7 +507,7 @@ mod tests {
         assert!(long
             .iter()
             .all(|x| (x.mode == Mode::Exclusive) == (x.key % 2 == 0)));
-        assert_eq!(find(&long, 0, 17).map(|x| x.mode), Some(Mode::Shared));
+        assert_eq!(find(&long, 0, 17).map(|i| long[i].mode), Some(Mode::Shared));
         assert_eq!(count_in(&long, 0, 10, 19), 10);
         // A normalized set never blocks itself.
         let mut store = Arrayed::default();

@@ -427,14 +427,15 @@ impl VllrRequest {
     }
 }
 
-/// The lock among `plan`'s requests whose prefix covers `key` of `table`, if any. `plan` puts the locks
-/// first, sorted by (table, length, bits) and prefix-free, then the intentions: a binary search for the
-/// key's own lock, then one per level (every lock `vllr` takes is at a level).
-fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRequest> {
+/// Where the lock among `plan`'s requests whose prefix covers `key` of `table` is, if anywhere.
+/// `plan` puts the locks first, sorted by (table, length, bits) and prefix-free, then the
+/// intentions: a binary search for the key's own lock, then one per level (every lock `vllr` takes
+/// is at a level).
+fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<usize> {
     let held = &locks[..locks.partition_point(|r| r.lock().is_some())];
     let k = Prefix::key(key, KEY_BITS);
     if held.len() <= 16 {
-        return held.iter().find(|r| {
+        return held.iter().position(|r| {
             r.lock()
                 .is_some_and(|l| l.table == table && l.prefix.covers(k))
         });
@@ -445,7 +446,6 @@ fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRe
             (l.table, l.prefix.len, l.prefix.bits)
         })
         .ok()
-        .map(|i| &held[i])
     };
     // The record's own lock first (the common case), then its ancestors at each level.
     find(k).or_else(|| {
@@ -453,6 +453,16 @@ fn find_cover(locks: &[VllrRequest], table: TableId, key: u64) -> Option<&VllrRe
             .step_by(LEVEL_STEP as usize)
             .find_map(|len| find(k.ancestor(len)))
     })
+}
+
+/// Whether lock `l` allows an access to `key` of `table` (a write needs an exclusive lock).
+#[inline]
+fn lock_allows(l: &PrefixLock, table: TableId, key: u64, write: bool) -> bool {
+    l.table == table && (!write || l.mode == Mode::Exclusive) && {
+        // `l.prefix.covers(Prefix::key(key, KEY_BITS))`, without the general shift.
+        let free = KEY_BITS - l.prefix.len;
+        free == KEY_BITS || key >> free == l.prefix.bits
+    }
 }
 
 thread_local! {
@@ -572,23 +582,44 @@ impl LockScheme for PrefixLocks {
         table: TableId,
         key: u64,
         write: bool,
-    ) -> Option<Option<RowId>> {
-        let r = find_cover(locks, table, key)?;
-        let l = r.lock().expect("a lock, not an intention");
+    ) -> Option<(usize, Option<RowId>)> {
+        let i = find_cover(locks, table, key)?;
+        let l = locks[i].lock().expect("a lock, not an intention");
         if write && l.mode != Mode::Exclusive {
             return None;
         }
-        Some(match *r {
-            VllrRequest::Record { rid, .. } => Some(rid),
-            _ => None,
-        })
+        Some((
+            i,
+            match locks[i] {
+                VllrRequest::Record { rid, .. } => Some(rid),
+                _ => None,
+            },
+        ))
+    }
+    /// The fast path: a record's own lock, or a range's prefix (which covers the keys after it too:
+    /// a range walk stays on it, [`Self::covers_one`]).
+    #[inline]
+    fn covers(r: &VllrRequest, table: TableId, key: u64, write: bool) -> Option<Option<RowId>> {
+        match r {
+            VllrRequest::Record { lock, rid } => {
+                lock_allows(lock, table, key, write).then_some(Some(*rid))
+            }
+            VllrRequest::Prefix { lock, .. } => {
+                lock_allows(lock, table, key, write).then_some(None)
+            }
+            VllrRequest::Intent { .. } => None,
+        }
+    }
+    #[inline]
+    fn covers_one(r: &VllrRequest) -> bool {
+        !matches!(r, VllrRequest::Prefix { .. })
     }
     fn allows_range(locks: &[VllrRequest], table: TableId, lo: u64, hi: u64) -> bool {
         // Walk the range: each step, some lock must cover the next key, and the walk skips its block.
         // (Several locks may share the range between them, e.g. single keys locked one by one.)
         let mut at = lo;
         while at <= hi {
-            let Some(l) = find_cover(locks, table, at).and_then(VllrRequest::lock) else {
+            let Some(l) = find_cover(locks, table, at).and_then(|i| locks[i].lock()) else {
                 return false;
             };
             let free = (KEY_BITS - l.prefix.len) as u32;
@@ -1147,10 +1178,33 @@ mod tests {
         assert!(!PrefixLocks::allows_range(&locks, 0, 0x55ff, 0x5600));
         assert!(!PrefixLocks::allows_range(&locks, 1, 0x5600, 0x5601));
         assert_eq!(
-            PrefixLocks::allows(&locks, 0, 0x5610, true),
+            PrefixLocks::allows(&locks, 0, 0x5610, true).map(|(_, rid)| rid),
             Some(None),
             "the scan became exclusive"
         );
+        // The execution fast path agrees with the search: the scan's prefix covers every key of
+        // its block and stays the next request (a range walk), a record's lock covers its key once.
+        let (i, _) = PrefixLocks::allows(&locks, 0, 0x5610, true).unwrap();
+        let scan = &locks[i];
+        assert!(matches!(scan, VllrRequest::Prefix { .. }) && !PrefixLocks::covers_one(scan));
+        for key in [0x5600, 0x5655, 0x56ff] {
+            assert_eq!(
+                PrefixLocks::covers(scan, 0, key, true),
+                Some(None),
+                "{key:#x}"
+            );
+        }
+        for (table, key) in [(0, 0x55ff), (0, 0x5700), (1, 0x5610)] {
+            assert_eq!(
+                PrefixLocks::covers(scan, table, key, false),
+                None,
+                "{key:#x}"
+            );
+        }
+        let (j, rid) = PrefixLocks::allows(&locks, 0, 0x5553, false).unwrap();
+        assert!(rid.is_some() && PrefixLocks::covers_one(&locks[j]));
+        assert_eq!(PrefixLocks::covers(&locks[j], 0, 0x5553, true), Some(rid));
+        assert_eq!(PrefixLocks::covers(&locks[j], 0, 0x5554, false), None);
         finish(&mut st, &db, &locks);
         assert!(st.is_empty());
     }

@@ -66,13 +66,14 @@ pub trait LockScheme: Send + Sync + 'static {
     fn release(st: &mut Self::State, db: &Database<Self::Meta>, r: &Self::Request);
 
     /// Whether `locks` cover an access to `key` (a write needs an exclusive lock): `None` if not,
-    /// else the record's slot when the lock knows it (saves an index probe).
+    /// else the covering request's position in `locks` (where the fast path goes on from) and the
+    /// record's slot when the lock knows it (saves an index probe).
     fn allows(
         locks: &[Self::Request],
         table: TableId,
         key: u64,
         write: bool,
-    ) -> Option<Option<RowId>>;
+    ) -> Option<(usize, Option<RowId>)>;
 
     /// Whether the one request `r` covers an access to `key` (as [`Self::allows`]): a fast path tried
     /// before the search. `None` means "not this one" (or no fast path: the default).
@@ -84,6 +85,14 @@ pub trait LockScheme: Send + Sync + 'static {
         _write: bool,
     ) -> Option<Option<RowId>> {
         None
+    }
+
+    /// Whether request `r` covers one key only, so that the fast path moves on to the next request
+    /// once `r` has covered an access (the default: a point lock); `false` for a range's prefix,
+    /// which covers the keys a scan or range update touches next as well.
+    #[inline]
+    fn covers_one(_r: &Self::Request) -> bool {
+        true
     }
 
     /// Whether `locks` cover every key in `lo..=hi`, present or not, for reading.
@@ -232,10 +241,10 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         table: TableId,
         key: u64,
         write: bool,
-    ) -> Option<Option<RowId>> {
+    ) -> Option<(usize, Option<RowId>)> {
         counters::find(locks, table, key)
-            .filter(|l| !write || l.mode == Mode::Exclusive)
-            .map(|l| Some(l.rid))
+            .filter(|&i| !write || locks[i].mode == Mode::Exclusive)
+            .map(|i| (i, Some(locks[i].rid)))
     }
     #[inline]
     fn covers(r: &LockRequest, table: TableId, key: u64, write: bool) -> Option<Option<RowId>> {

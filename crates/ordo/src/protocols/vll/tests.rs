@@ -1309,13 +1309,17 @@ fn locks_are_found_in_any_order_and_a_read_lock_never_covers_a_write() {
     assert_eq!(Points::covers(&locks[0], KV, 1000, true), None);
     assert_eq!(Points::allows(&locks, KV, 1000, true), None);
     assert_eq!(
+        Points::allows(&locks, KV, 1000, false),
+        Some((0, Some(rid(1000))))
+    );
+    assert_eq!(
         Points::covers(&locks[0], KV, 1001, true),
         None,
         "not the next one"
     );
     assert_eq!(
         Points::allows(&locks, KV, 1001, true),
-        Some(Some(rid(1001)))
+        Some((1, Some(rid(1001))))
     );
 
     let p: Vll<Basic> = open_small();

@@ -74,9 +74,14 @@ pub struct VllTx<'w, S: LockScheme> {
     aborted: Option<AbortReason>,
     done: bool,
     /// The lock request the next operation most likely uses: programs usually touch their records in
-    /// the order they declared them, and short lock lists keep that order ([`LockScheme::covers`]).
+    /// the order they declared them, and short lock lists keep that order ([`LockScheme::covers`]);
+    /// a range walk stays on its prefix until it leaves the prefix's block
+    /// ([`LockScheme::covers_one`]).
     next: usize,
 }
+
+/// How many keys ahead a walk under a range's prefix lock prefetches index entries.
+const RANGE_PREFETCH_AHEAD: u64 = 8;
 
 impl<'w, S: LockScheme> VllTx<'w, S> {
     /// Turns the undo log off for a transaction that declared everything, has no commit point and
@@ -121,12 +126,20 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
         if self.aborted.is_none() {
             if let Held::Locks(l) = self.held {
-                if let Some(found) = l
-                    .get(self.next)
-                    .and_then(|r| S::covers(r, table, key, write))
-                {
-                    self.next += 1;
-                    return Ok(found);
+                if let Some(r) = l.get(self.next) {
+                    if let Some(found) = S::covers(r, table, key, write) {
+                        if S::covers_one(r) {
+                            self.next += 1;
+                        } else {
+                            // A range walk: its keys' index entries are scattered (hashed), and no
+                            // one probed them ahead (a point lock's planning did): start loading
+                            // the entry a few keys on while this one is worked on.
+                            self.db
+                                .table(table)
+                                .prefetch_index(key.wrapping_add(RANGE_PREFETCH_AHEAD));
+                        }
+                        return Ok(found);
+                    }
                 }
             }
         }
@@ -150,7 +163,12 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
             Held::Alone { .. } => return Ok(None),
             // A read-only table is read without a lock (`Access::unlocked_in`).
             Held::Locks(_) if !write && self.db.table(table).is_read_only() => Some(None),
-            Held::Locks(l) => S::allows(l, table, key, write),
+            Held::Locks(l) => S::allows(l, table, key, write).map(|(i, rid)| {
+                // Go on from there: the next access most likely uses the request after it (or,
+                // for a range's prefix, this one again).
+                self.next = i + S::covers_one(&l[i]) as usize;
+                rid
+            }),
         };
         match found {
             Some(rid) => Ok(rid),
