@@ -85,6 +85,13 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "ycsb", "--rows", "1000", "--theta", "1e14"],
         // 1 / CI hot records overflowed the size check (it used to panic).
         vec!["bench", "-w", "vll-micro", "--ci", "1e-300"],
+        // The range micro-benchmark: prefixes longer than the keys, keys too wide, options of
+        // vll-micro other than the --long they share.
+        vec!["bench", "-w", "vll-range", "--shared-prefix", "17"],
+        vec!["bench", "-w", "vll-range", "--shared-prefix", "7,7"],
+        vec!["bench", "-w", "vll-range", "--key-bits", "25"],
+        vec!["bench", "-w", "vll-range", "--ci", "0.1"],
+        vec!["bench", "-w", "vll-micro", "--shared-prefix", "7"],
         // Output that cannot be written: refused before the runs, not after them.
         vec!["bench", "--json", "/no-such-dir/r.json"],
         vec!["bench", "--json", "/"],
@@ -395,7 +402,7 @@ fn report_rejects_malformed_input_with_one_line_naming_the_file() {
 
 #[test]
 fn every_workload_verifies_under_every_serializable_protocol() {
-    for w in ["smallbank", "sibench", "tatp"] {
+    for w in ["smallbank", "sibench", "tatp", "vll-range"] {
         assert!(
             String::from_utf8_lossy(&ordo(&["list"]).stdout).contains(w),
             "`ordo list` lacks {w}"
@@ -420,4 +427,49 @@ fn every_workload_verifies_under_every_serializable_protocol() {
         assert_eq!(o.status.code(), Some(0), "{w}: {out}{}", stderr(&o));
         assert_eq!(out.matches("=> ok").count(), names.len(), "{w}: {out}");
     }
+}
+
+/// `-w vll-range` sweeps `--shared-prefix` (Fig. 15) and shares vll-micro's `--long`; each point
+/// records its parameters.
+#[test]
+fn a_range_sweep_records_its_prefix_and_the_shared_long_option() {
+    let json = scratch("vll-range").join("r.json");
+    let o = ordo(&[
+        "bench",
+        "-w",
+        "vll-range",
+        "--key-bits",
+        "10",
+        "--shared-prefix",
+        "8,4",
+        "--long",
+        "-p",
+        "vllr",
+        "-t",
+        "2",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = v.as_array().unwrap();
+    let points: Vec<(f64, u64, bool)> = runs
+        .iter()
+        .map(|r| {
+            let w = &r["params"]["workload"];
+            assert_eq!(r["sweep"]["param"], "shared-prefix");
+            (
+                r["sweep"]["value"].as_f64().unwrap(),
+                w["shared_prefix"].as_u64().unwrap(),
+                w["long"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(points, [(8.0, 8, true), (4.0, 4, true)]);
 }

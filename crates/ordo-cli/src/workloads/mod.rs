@@ -12,6 +12,7 @@ pub mod smallbank;
 pub mod tatp;
 pub mod tpcc;
 pub mod vll_micro;
+pub mod vll_range;
 pub mod ycsb;
 
 /// Workloads: name, summary, source.
@@ -40,6 +41,11 @@ pub const WORKLOADS: &[(&str, &str, &str)] = &[
         "vll-micro",
         "10 read-modify-writes per transaction, 1 hot + 9 cold; contention index = 1 / hot records",
         "Ren, Thomson, Abadi VLDB J. 2015 (VLL), section 3.1.2",
+    ),
+    (
+        "vll-range",
+        "one range of read-modify-writes per transaction, ends sharing --shared-prefix of 16 key bits",
+        "Ren, Thomson, Abadi VLDB J. 2015 (VLL), section 3.4.2 (Fig. 15, VLLR vs VLL)",
     ),
     (
         "tpcc",
@@ -79,6 +85,8 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     pub vll_micro: vll_micro::VllMicroArgs,
     #[command(flatten)]
+    pub vll_range: vll_range::VllRangeArgs,
+    #[command(flatten)]
     pub tpcc: tpcc::TpccArgs,
 }
 
@@ -89,6 +97,7 @@ pub enum Workload {
     SiBench(ordo_workloads::sibench::SiBench),
     Tatp(ordo_workloads::tatp::Tatp),
     VllMicro(ordo_workloads::vll_micro::VllMicro),
+    VllRange(ordo_workloads::vll_range::VllRange),
     Tpcc(ordo_workloads::tpcc::Tpcc),
 }
 
@@ -107,6 +116,7 @@ impl Workload {
             Workload::SiBench(w) => v.visit(w),
             Workload::Tatp(w) => v.visit(w),
             Workload::VllMicro(w) => v.visit(w),
+            Workload::VllRange(w) => v.visit(w),
             Workload::Tpcc(w) => v.visit(w),
         }
     }
@@ -122,6 +132,9 @@ impl WorkloadArgs {
             "sibench" => Ok(Workload::SiBench(self.sibench.build(purpose)?)),
             "tatp" => Ok(Workload::Tatp(self.tatp.build(purpose)?)),
             "vll-micro" => Ok(Workload::VllMicro(self.vll_micro.build(purpose)?)),
+            "vll-range" => Ok(Workload::VllRange(
+                self.vll_range.build(purpose, self.vll_micro.long)?,
+            )),
             "tpcc" => Ok(Workload::Tpcc(self.tpcc.build(purpose, false)?)),
             "tpcc++" => Ok(Workload::Tpcc(self.tpcc.build(purpose, true)?)),
             other => Err(UsageError(format!(
@@ -201,6 +214,16 @@ impl WorkloadArgs {
                     (label, one)
                 })
                 .collect(),
+            "vll-range" => self
+                .vll_range
+                .sweep()?
+                .into_iter()
+                .map(|(label, vll_range)| {
+                    let mut one = self.clone();
+                    one.vll_range = vll_range;
+                    (label, one)
+                })
+                .collect(),
             // A workload whose options take no lists is one point.
             _ => vec![(String::new(), self.clone())],
         };
@@ -233,7 +256,16 @@ impl WorkloadArgs {
             ("smallbank", self.smallbank.given()),
             ("sibench", self.sibench.given()),
             ("tatp", self.tatp.given()),
-            ("vll-micro", self.vll_micro.given()),
+            // -w vll-range shares --long with -w vll-micro.
+            (
+                "vll-micro",
+                if self.workload == "vll-range" {
+                    self.vll_micro.given_beyond_long()
+                } else {
+                    self.vll_micro.given()
+                },
+            ),
+            ("vll-range", self.vll_range.given()),
             // -w tpcc and -w tpcc++ share their options.
             (
                 if self.workload == "tpcc++" {

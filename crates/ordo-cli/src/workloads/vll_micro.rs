@@ -12,7 +12,7 @@ pub struct VllMicroArgs {
     /// list (0.0001,0.001,0.01,0.1,1) describes a sweep.
     #[arg(long, allow_negative_numbers = true)]
     pub ci: Option<String>,
-    /// vll-micro: long transactions (fixed extra CPU work per record, ~3× a short one).
+    /// vll-micro, vll-range: long transactions (fixed extra CPU work per record, ~3× a short one).
     #[arg(long)]
     pub long: bool,
     /// vll-micro: percent of transactions that touch two partitions; a comma-separated list
@@ -112,9 +112,15 @@ fn one(flag: &str, values: Vec<f64>) -> Result<f64, UsageError> {
 impl VllMicroArgs {
     /// The first of these options given, if any (options of another workload are refused).
     pub fn given(&self) -> Option<&'static str> {
+        self.long
+            .then_some("--long")
+            .or_else(|| self.given_beyond_long())
+    }
+
+    /// As [`Self::given`], leaving out `--long` (which `-w vll-range` shares).
+    pub fn given_beyond_long(&self) -> Option<&'static str> {
         [
             (self.ci.is_some(), "--ci"),
-            (self.long, "--long"),
             (self.multi_partition.is_some(), "--multi-partition"),
             (self.partitions.is_some(), "--partitions"),
             (self.records.is_some(), "--records"),
