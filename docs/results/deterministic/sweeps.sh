@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The short Fig. 8 / Fig. 9 sweeps of docs/results/deterministic.md (vll-micro, 2 threads): one
-# `ordo bench` sweep per figure panel (JSON + text beside this script), drawn by `ordo report` into
-# fig8/ and fig9/ (absolute) and fig8-relative/ and fig9-relative/ (as a multiple of `nocc`).
-# Usage: docs/results/deterministic/sweeps.sh [path to the release `ordo` binary] [fig8|fig9|all]
+# The short Fig. 8 / Fig. 9 / Fig. 15 sweeps of docs/results/deterministic.md (vll-micro and
+# vll-range, 2 threads): one `ordo bench` sweep per figure panel (JSON + text beside this script),
+# drawn by `ordo report` into fig8/, fig9/ and fig15/ (absolute) and fig8-relative/, fig9-relative/
+# and fig15-relative/ (as a multiple of `nocc`).
+# Usage: docs/results/deterministic/sweeps.sh [path to the release `ordo` binary] [fig8|fig9|fig15|all]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
 WHICH=${2:-all}
@@ -17,7 +18,7 @@ T=2
 # records, the same detection) for contrast; Calvin and deterministic VLL ride along on a and c (Fig.
 # 11's pair).
 FIG8=nocc,2pl-table-detect,2pl-detect,2pl-deadlock-free,vll,vll-sca
-if [ "$WHICH" != fig9 ]; then
+if [ "$WHICH" = fig8 ] || [ "$WHICH" = all ]; then
   for kind in short long; do
     long=""; [ "$kind" = long ] && long="--long"
     "$ORDO" bench -w vll-micro -p "$FIG8,calvin,calvin-vll" -t $T --seconds "$SECS" --warmup 0.5 \
@@ -30,7 +31,20 @@ if [ "$WHICH" != fig9 ]; then
   "$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8"
   "$ORDO" report "${FIG8_JSON[@]}" -o "$OUT/fig8-relative" --relative nocc
 fi
-[ "$WHICH" = fig8 ] && exit 0
+# Fig. 15: VLLR against basic VLL over the range width: every transaction updates one range of
+# 16-bit keys whose ends share 16 (one record) down to 7 bits (256 records on average); short (a)
+# and long (b) transactions.
+if [ "$WHICH" = fig15 ] || [ "$WHICH" = all ]; then
+  for kind in short long; do
+    long=""; [ "$kind" = long ] && long="--long"
+    "$ORDO" bench -w vll-range -p nocc,vll,vllr -t $T --seconds "$SECS" --warmup 0.5 --quiet \
+      --shared-prefix 16,15,14,13,12,11,10,9,8,7 $long \
+      --json "$OUT/fig15-$kind.json" > "$OUT/fig15-$kind.txt"
+  done
+  "$ORDO" report "$OUT"/fig15-{short,long}.json -o "$OUT/fig15"
+  "$ORDO" report "$OUT"/fig15-{short,long}.json -o "$OUT/fig15-relative" --relative nocc
+fi
+[ "$WHICH" = fig9 ] || [ "$WHICH" = all ] || exit 0
 # Fig. 9: partition per core (2 partitions = 2 threads), % multi-partition sweep, short transactions.
 FIG9=nocc,hstore,vll-partitioned,vll-partitioned-sca,vll,vll-sca,2pl-waitdie
 for ci in 0.001 0.1; do
