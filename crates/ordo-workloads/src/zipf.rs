@@ -36,7 +36,7 @@ fn power_sum(lo: u64, hi: u64, theta: f64) -> f64 {
     (lo..=hi).map(|i| (i as f64).powf(-theta)).sum()
 }
 
-/// ζ(n, θ) = Σ_{i=1..n} 1 / i^θ: term by term up to [`EXACT_TERMS`], and beyond by the
+/// ζ(n, θ) = Σ_{i=1..n} 1 / i^θ: term by term up to `EXACT_TERMS`, and beyond by the
 /// Euler–Maclaurin formula, Σ_{i=a..n} f(i) ≈ ∫_a^n f + (f(a) + f(n)) / 2 + (f′(n) − f′(a)) / 12,
 /// whose error there is below 10^-20 of the sum — so a billion-row table's generator is made in
 /// milliseconds, not seconds (and 10^14 rows do not hang).
@@ -61,7 +61,7 @@ pub fn zeta(n: u64, theta: f64) -> f64 {
 /// at least the mass outside the `i` hottest keys, T(i) / ζ(n, θ), so the wait for the next new key is
 /// at most ζ / T(i) draws. A large θ puts nearly all the mass on a few keys and the bound grows
 /// without limit (infinite where 1/i^θ underflows): collecting the keys would never end. Tail sums
-/// stop after [`EXACT_TERMS`] terms past the k-th, which only makes the bound larger.
+/// stop after `EXACT_TERMS` terms past the k-th, which only makes the bound larger.
 pub fn distinct_draws_bound(n: u64, k: usize, theta: f64) -> f64 {
     let k = k as u64;
     if k > n {

@@ -147,7 +147,7 @@ struct Waiter {
 /// Admission in the global order: what the lock-manager thread does with each ordered request and
 /// each release — admit it to the [`Scheduler`] (held back while a barrier waits or holds, or while
 /// the scheduler is full), and notify every transaction whose locks are all granted. The
-/// lock-manager thread drives one ([`Admission::run`]); `2pl-deadlock-free`
+/// lock-manager thread drives one (`Admission::run`); `2pl-deadlock-free`
 /// ([`crate::protocols::deadlock_free`]) drives one from every worker, inside a critical section.
 pub struct Admission<S: Scheduler> {
     scheduler: S,

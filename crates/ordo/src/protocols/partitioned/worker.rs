@@ -51,7 +51,7 @@ pub const MIN_BLOCKED_LIMIT: usize = 2;
 /// holds about its throughput times the wait (Little's law: 65 k/s × 100 µs ≈ 7), far below it.
 pub const MAX_IN_FLIGHT: usize = 1024;
 
-/// A worker's blocked threshold: `most` (the engine's [`Engine::blocked_limit`], by default
+/// A worker's blocked threshold: `most` (the engine's `Engine::blocked_limit`, by default
 /// [`BLOCKED_LIMIT`]), halved by each stale reconnaissance down to [`MIN_BLOCKED_LIMIT`] (or `most`,
 /// if that is lower).
 pub fn new_blocked_limit(most: usize) -> Aimd {
