@@ -287,6 +287,42 @@ impl VllMicro {
     }
 }
 
+/// Creates the one table, [`RECORDS`], with keys `0..n`, every value 0 (this micro-benchmark's and
+/// [`crate::vll_range`]'s).
+pub(crate) fn load_records<M: Default + Send + Sync>(
+    db: &mut Database<M>,
+    n: u64,
+) -> Result<(), LoadError> {
+    let schema = Schema::new(vec![Column::new("value", ColumnType::Int)]).expect("schema");
+    let t = db.create_table(TableSpec::new("records", schema).capacity(n as usize))?;
+    debug_assert_eq!(t, RECORDS);
+    let table = db.table(t);
+    let mut scratch = Vec::new();
+    for key in 0..n {
+        table.load(key, &mut scratch, |r| {
+            r.set_int(VALUE, 0);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// The sum of the values of records `0..n` (wrapping), or which one is missing.
+pub(crate) fn sum_of_values<M: Default + Send + Sync>(
+    db: &Database<M>,
+    n: u64,
+) -> Result<i64, String> {
+    let t = db.table(RECORDS);
+    let mut buf = vec![0u64; t.schema().row_words()];
+    let mut sum = 0i64;
+    for k in 0..n {
+        let rid = t.lookup(k).ok_or(format!("record {k} missing"))?;
+        t.read_into(rid, ColumnSet::one(VALUE), &mut buf);
+        sum = sum.wrapping_add(buf[0] as i64);
+    }
+    Ok(sum)
+}
+
 impl Workload for VllMicro {
     type Program = MicroTxn;
     type Gen = MicroGen;
@@ -298,19 +334,7 @@ impl Workload for VllMicro {
         serde_json::to_value(&self.cfg).expect("serializable config")
     }
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
-        let schema = Schema::new(vec![Column::new("value", ColumnType::Int)]).expect("schema");
-        let n = self.cfg.per_partition() * self.cfg.partitions as u64;
-        let t = db.create_table(TableSpec::new("records", schema).capacity(n as usize))?;
-        debug_assert_eq!(t, RECORDS);
-        let table = db.table(t);
-        let mut scratch = Vec::new();
-        for key in 0..n {
-            table.load(key, &mut scratch, |r| {
-                r.set_int(VALUE, 0);
-                Ok(())
-            })?;
-        }
-        Ok(())
+        load_records(db, self.cfg.per_partition() * self.cfg.partitions as u64)
     }
     fn generator(&self, thread: u32, seed: u64) -> MicroGen {
         MicroGen {
@@ -359,14 +383,7 @@ impl Workload for VllMicro {
         p.remote = RemoteWait::new(p.remote_piece.map(|_| self.remote_wait));
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
-        let t = db.table(RECORDS);
-        let mut sum = 0i64;
-        for k in 0..self.cfg.per_partition() * self.cfg.partitions as u64 {
-            let rid = t.lookup(k).ok_or(format!("record {k} missing"))?;
-            let mut buf = vec![0u64; t.schema().row_words()];
-            t.read_into(rid, ColumnSet::one(VALUE), &mut buf);
-            sum += buf[0] as i64;
-        }
+        let sum = sum_of_values(db, self.cfg.per_partition() * self.cfg.partitions as u64)?;
         if sum % PER_TXN as i64 != 0 {
             return Err(format!(
                 "sum of values {sum} is not a multiple of {PER_TXN}: a transaction was torn"

@@ -25,21 +25,15 @@
 //! block, Fig. 14's setup); Ordo's `vllr` locks an exact cover rounded out to 16-key blocks
 //! (`ordo::protocols::vll::prefix`): fewer false conflicts, a few more counters.
 
-use crate::vll_micro::long_work;
+use crate::vll_micro::{load_records, long_work, sum_of_values, RECORDS, VALUE};
 use ordo::harness::Workload;
-use ordo::storage::{
-    Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
-};
+use ordo::storage::{ColumnSet, Database, LoadError};
 use ordo::txn::{Access, AccessKind, Program, Target, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::hint::black_box;
 
-/// The one table.
-pub const RECORDS: TableId = 0;
-/// Its value column.
-pub const VALUE: usize = 0;
 /// Widest keys accepted (2^24 records, 128 MiB of rows and more: a benchmark, not a stress test).
 pub const MAX_KEY_BITS: u8 = 24;
 
@@ -167,19 +161,7 @@ impl Workload for VllRange {
         serde_json::to_value(&self.cfg).expect("serializable config")
     }
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
-        let schema = Schema::new(vec![Column::new("value", ColumnType::Int)]).expect("schema");
-        let n = self.cfg.records();
-        let t = db.create_table(TableSpec::new("records", schema).capacity(n as usize))?;
-        debug_assert_eq!(t, RECORDS);
-        let table = db.table(t);
-        let mut scratch = Vec::new();
-        for key in 0..n {
-            table.load(key, &mut scratch, |r| {
-                r.set_int(VALUE, 0);
-                Ok(())
-            })?;
-        }
-        Ok(())
+        load_records(db, self.cfg.records())
     }
     fn generator(&self, thread: u32, seed: u64) -> RangeGen {
         RangeGen {
@@ -202,14 +184,7 @@ impl Workload for VllRange {
         p.hi = p.lo + size - 1;
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
-        let t = db.table(RECORDS);
-        let mut buf = vec![0u64; t.schema().row_words()];
-        let mut sum = 0i64;
-        for k in 0..self.cfg.records() {
-            let rid = t.lookup(k).ok_or(format!("record {k} missing"))?;
-            t.read_into(rid, ColumnSet::one(VALUE), &mut buf);
-            sum = sum.wrapping_add(buf[0] as i64);
-        }
+        let sum = sum_of_values(db, self.cfg.records())?;
         if sum != 0 {
             return Err(format!(
                 "sum of values is {sum}, not 0: a range update was lost or torn"
