@@ -37,7 +37,7 @@ impl Axis {
             "warehouses" => "warehouses".into(),
             "ci" => "contention index".into(),
             "multi-partition" => "% multi-partition transactions".into(),
-            "shared-prefix" => "bits shared by a range's ends (of 16)".into(),
+            "shared-prefix" => "bits shared by a range's ends".into(),
             other => other.replace(['-', '_'], " "),
         }
     }
