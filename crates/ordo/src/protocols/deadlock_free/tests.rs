@@ -7,12 +7,11 @@ use crate::protocols::conformance;
 use crate::protocols::deterministic::plan::{LockRequest, Mode};
 use crate::protocols::deterministic::testkit::{
     checked_history, interactive_alongside_worker_loop, recon_mismatch_aborts_and_releases,
-    Counted, Mixed, B, T,
+    Counted, Mixed,
 };
-use crate::protocols::twopl::{Detect, TwoPl};
+use crate::protocols::twopl::{self, Detect};
 use crate::protocols::Protocol;
-use crate::storage::{ColumnSet, Database};
-use crate::txn::{Abort, AbortReason, Tx};
+use crate::storage::Database;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 #[test]
@@ -66,10 +65,11 @@ fn retried_attempts<P: Protocol>(w: &Mixed, threads: u32, per_thread: u64) -> u6
 
 /// The paper's reason for the variant: transactions that update the same few hot records in
 /// opposite orders deadlock under 2PL that locks as it goes, and never under 2PL that requests
-/// every lock at once. The deadlock is forced by a barrier (T1 holds 1, T2 holds 2, then each asks
-/// for the other's): `2pl-detect` must break it with exactly one victim. The deadlock-free variant
-/// cannot be stopped half-way like that (a transaction holds all its locks or none), so it runs the
-/// same pattern many times over on 8 hot keys and must retry no attempt at all.
+/// every lock at once. The deadlock is forced by a barrier (T1 holds one key, T2 another, then each
+/// asks for the other's: the twopl suite's cycle): `2pl-detect` must break it with exactly one
+/// victim. The deadlock-free variant cannot be stopped half-way like that (a transaction holds all
+/// its locks or none), so it runs the same pattern many times over on 8 hot keys and must retry no
+/// attempt at all.
 #[test]
 fn hot_records_in_opposite_orders_deadlock_2pl_but_not_the_deadlock_free_variant() {
     let hot = Mixed {
@@ -79,44 +79,7 @@ fn hot_records_in_opposite_orders_deadlock_2pl_but_not_the_deadlock_free_variant
         affine: None,
     };
     assert_eq!(retried_attempts::<DeadlockFree2pl>(&hot, 4, 3_000), 0);
-    assert_eq!(
-        opposite_orders_under_a_barrier::<TwoPl<Detect>>(&hot),
-        (1, 1),
-        "2pl-detect: one deadlock victim, one commit"
-    );
-}
-
-/// T1 updates key 1 then key 2, T2 key 2 then key 1, meeting at a barrier after their first
-/// update; returns (transactions aborted for deadlock, transactions committed).
-fn opposite_orders_under_a_barrier<P: Protocol>(w: &Mixed) -> (usize, usize) {
-    let mut db = Database::new();
-    w.load(&mut db).unwrap();
-    let p = P::open(db, &ProtocolConfig::default());
-    let barrier = std::sync::Barrier::new(2);
-    let results: Vec<Result<(), Abort>> = std::thread::scope(|s| {
-        let handles: Vec<_> = [(1u64, 2u64), (2, 1)]
-            .into_iter()
-            .enumerate()
-            .map(|(t, (first, second))| {
-                let (p, barrier) = (&p, &barrier);
-                s.spawn(move || {
-                    let mut worker = p.worker(t as u32, false);
-                    let mut tx = p.begin(&mut worker);
-                    let bump = |r: &mut crate::storage::RowMut| r.set_int(B, r.int(B) + 1);
-                    tx.update(T, first, ColumnSet::ALL, bump).unwrap();
-                    barrier.wait();
-                    tx.update(T, second, ColumnSet::ALL, bump)?;
-                    tx.commit()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let deadlocks = results
-        .iter()
-        .filter(|r| matches!(r, Err(a) if a.reason == AbortReason::Deadlock))
-        .count();
-    (deadlocks, results.iter().filter(|r| r.is_ok()).count())
+    twopl::tests::deadlock_cycle::<Detect>(2);
 }
 
 fn x(key: u64) -> LockRequest {

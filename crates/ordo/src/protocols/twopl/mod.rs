@@ -113,7 +113,7 @@ pub mod wait;
 pub mod waitdie;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use detect::Detect;
 pub use lock::Mode;
