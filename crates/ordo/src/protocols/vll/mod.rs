@@ -105,7 +105,12 @@
 //! * No undo log for a transaction that VLL can never abort once it runs: declared up front (no
 //!   reconnaissance), no commit point, no inserts or deletes. Everything else logs undo as 2PL does.
 //! * SCA runs only while the queue is full, and again only after some transaction has finished (nothing
-//!   else can unblock one).
+//!   else can unblock one): a pass that found nothing stands for every worker until the next finish
+//!   ([`partition::Partition::sca_due`]). Each worker scans with bit arrays of its own
+//!   ([`partition::Partition::worker_sca`]), so their lines stay in its cache. On 16 cores, with
+//!   every idle worker rescanning after each finish through shared arrays, `vll-sca` ran at a fifth
+//!   to a third of `vll` on Fig. 8b's workload; with both changes at 0.67–0.90 (16 workers) and
+//!   1.19–1.54× on long transactions at 4 (`docs/results/vll.md`, eighteenth pass).
 //! * The blocked-transaction threshold defaults to [`DEFAULT_BLOCKED_LIMIT`]; `--vll-blocked-limit`
 //!   sets it (the paper tunes it per workload; smaller is better under
 //!   high contention). With 2 workers the count seldom gets near it: on `vll-micro` at CI 0.1 about 10%

@@ -77,6 +77,9 @@ pub struct ScaPass {
 /// `front()` when the queue is empty.
 pub const NO_FRONT: Seq = u64::MAX;
 
+/// The dry epoch while no pass has found nothing since the last `finishes` change it could miss.
+const NO_DRY: u64 = u64::MAX;
+
 /// What the queue keeps per transaction.
 pub struct Queued<R> {
     /// The worker that began the transaction (with SCA, the one whose lock-list pool its copy
@@ -112,6 +115,9 @@ struct Inner<S: LockScheme> {
     /// The published words say that no transaction is blocked ([`Partition::publish`]): while that
     /// stays true they are not written.
     quiet: bool,
+    /// The last dry pass ([`Partition::sca_due`]) passed over a runnable transaction that was not
+    /// parked yet: parking it makes a pass due again.
+    dry_passed_over: bool,
 }
 
 /// The lock-list copies a worker recycles for its queue entries (with SCA, see [`Queued::locks`]):
@@ -187,9 +193,14 @@ pub struct Partition<S: LockScheme> {
     /// only): only such a finish can make a blocked transaction runnable, so SCA need not run
     /// again until this moves.
     finishes: AtomicU64,
+    /// `finishes` as of the last worker-loop SCA pass that found nothing ([`Self::sca_due`]), for
+    /// every worker: until a transaction finishes, another pass would find nothing either.
+    sca_dry: AtomicU64,
     inner: Latch<Inner<S>>,
     /// With SCA: every queue entry carries a copy of its lock list (read-only after `new`).
     sca: bool,
+    /// With SCA: the bits in each of its arrays (read-only after `new`; [`Self::worker_sca`]).
+    sca_bits: u32,
 }
 
 impl<S: LockScheme> Partition<S> {
@@ -209,11 +220,14 @@ impl<S: LockScheme> Partition<S> {
                 sca: sca_bits.map(|bits| Box::new(Sca::with_bits(bits))),
                 parked: Vec::new(),
                 quiet: true,
+                dry_passed_over: false,
             }),
             sca,
+            sca_bits: sca_bits.unwrap_or(0),
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
             finishes: AtomicU64::new(0),
+            sca_dry: AtomicU64::new(NO_DRY),
         }
     }
 
@@ -346,6 +360,25 @@ impl<S: LockScheme> Partition<S> {
         self.finishes.load(Ordering::Acquire)
     }
 
+    /// Whether a worker-loop SCA pass ([`Self::try_sca_parked`]) may find something: not while the
+    /// last one found nothing and no transaction has finished since (enqueues add only younger,
+    /// blocked transactions, whose conflicts are all still there). One dry pass stands for every
+    /// worker: on 16 cores, each idle worker rerunning it after each finish kept the latch so busy
+    /// that `vll-sca` ran at a fifth of `vll` (`docs/results/vll.md`, eighteenth pass).
+    #[inline]
+    pub fn sca_due(&self) -> bool {
+        self.finishes() != self.sca_dry.load(Ordering::Acquire)
+    }
+
+    /// SCA bit arrays for one worker's passes ([`Self::try_sca_parked`]), sized as the partition's
+    /// (the queue caches each entry's hashed offsets, which depend on the size); `None` without
+    /// SCA. Each worker scanning with arrays of its own keeps their lines in its own cache: shared
+    /// arrays, set and cleared by whichever worker scanned last, came to every pass from another
+    /// core.
+    pub fn worker_sca(&self) -> Option<Sca> {
+        self.sca.then(|| Sca::with_bits(self.sca_bits))
+    }
+
     /// Returns the entry's copy of the lock list (empty without SCA), for the caller to recycle or
     /// free outside the section.
     #[must_use]
@@ -415,7 +448,7 @@ impl<S: LockScheme> Partition<S> {
     /// SCA for `owner`'s own transactions that it still holds (not parked: a parked one must be
     /// taken with its entry, [`Self::try_sca_parked`]); claims what it finds.
     fn sca_locked(&self, inner: &mut Inner<S>, owner: u32) -> ScaPass {
-        let pass = Self::sca_pass(inner, |q| q.owner == owner && !q.parked);
+        let pass = Self::sca_pass(inner, None, |q| q.owner == owner && !q.parked);
         if let Some(seq) = pass.found {
             let claimed = inner.queue.claim(seq);
             debug_assert!(claimed);
@@ -424,10 +457,11 @@ impl<S: LockScheme> Partition<S> {
         pass
     }
 
-    /// One SCA pass (Fig. 4) over the queue, picking among the `eligible` blocked transactions;
-    /// claims nothing.
+    /// One SCA pass (Fig. 4) over the queue, picking among the `eligible` blocked transactions,
+    /// with the caller's bit arrays `own` if given, else the partition's; claims nothing.
     fn sca_pass(
         inner: &mut Inner<S>,
+        own: Option<&mut Sca>,
         eligible: impl FnMut(&Queued<S::Request>) -> bool,
     ) -> ScaPass {
         let mut pass = ScaPass {
@@ -435,10 +469,20 @@ impl<S: LockScheme> Partition<S> {
             passed_over: false,
         };
         // A wall is a barrier nothing may pass: while one is queued SCA finds nothing.
-        let Some(sca) = inner.sca.as_mut().filter(|_| inner.walls == 0) else {
+        let Inner {
+            queue, walls, sca, ..
+        } = inner;
+        let Some(sca) = sca.as_deref_mut().filter(|_| *walls == 0) else {
             return pass;
         };
-        pass.found = inner.queue.sca(sca, eligible, |q, f| {
+        let sca = match own {
+            Some(own) => {
+                debug_assert_eq!(own.bits(), sca.bits(), "worker_sca sizes it");
+                own
+            }
+            None => sca,
+        };
+        pass.found = queue.sca(sca, eligible, |q, f| {
             q.locks.iter().for_each(|r| S::sca_keys(r, f))
         });
         pass.passed_over = sca.passed_over();
@@ -460,6 +504,10 @@ impl<S: LockScheme> Partition<S> {
             debug_assert!(!q.parked, "parked twice");
             q.parked = true;
             inner.parked.push((seq, p));
+        }
+        if inner.dry_passed_over {
+            inner.dry_passed_over = false;
+            self.sca_dry.store(NO_DRY, Ordering::Release);
         }
     }
 
@@ -489,16 +537,23 @@ impl<S: LockScheme> Partition<S> {
 
     /// [`Self::try_sca`] for the worker loop: the oldest parked blocked transaction, anyone's, that
     /// conflicts with no older one — Fig. 4 as the paper runs it — claimed and taken if it is a `T`
-    /// (workers drawing from sources of different program types do not run each other's).
-    pub fn try_sca_parked<T: Any>(&self) -> Result<(ScaPass, Option<Box<T>>), Busy> {
+    /// (workers drawing from sources of different program types do not run each other's). Scans
+    /// with the worker's own bit arrays `sca` ([`Self::worker_sca`]). A pass that takes nothing
+    /// makes passes not due ([`Self::sca_due`]) until the next finish.
+    pub fn try_sca_parked<T: Any>(&self, sca: &mut Sca) -> Result<(ScaPass, Option<Box<T>>), Busy> {
         let mut g = self.inner.try_lock().ok_or(Busy)?;
         let inner = &mut *g;
-        let pass = Self::sca_pass(inner, |q| q.parked);
+        let pass = Self::sca_pass(inner, Some(sca), |q| q.parked);
         let taken = pass
             .found
             .and_then(|seq| Self::take_parked::<T>(inner, seq));
         if taken.is_some() {
             self.publish(inner);
+        } else {
+            // `finishes` moves only inside the section: this is the epoch the pass saw.
+            inner.dry_passed_over = pass.passed_over;
+            self.sca_dry
+                .store(self.finishes.load(Ordering::Relaxed), Ordering::Release);
         }
         Ok((pass, taken))
     }

@@ -192,6 +192,61 @@ fn a_busy_worker_leaves_another_workers_parked_front_and_an_idle_one_takes_it() 
     }
 }
 
+/// The worker loop's SCA (`try_sca_parked`, with a worker's own bit arrays): a pass that finds
+/// nothing makes passes not due for every worker until a transaction finishes; one that passed over
+/// a runnable transaction not parked yet is due again once that one is parked; a worker's arrays
+/// find what the partition's would (§2.5's C, never D) and are left clean for its next pass.
+#[test]
+fn a_dry_sca_pass_stands_for_every_worker_until_a_finish_or_a_passed_over_park() {
+    use super::partition::Parked;
+    let db = slots_db();
+    let part = Partition::<Points>::new(true);
+    let mut own = [part.worker_sca().unwrap(), part.worker_sca().unwrap()];
+    assert!(Partition::<Points>::new(false).worker_sca().is_none());
+    let (x, y, z) = (0, 1, 2);
+    let (la, lb, lc, ld) = ([w(KV, x)], [w(KV, y)], [w(KV, x), w(KV, z)], [w(KV, z)]);
+    let (sa, _) = part.begin_transaction(&db, 0, &la, false);
+    let (sb, _) = part.begin_transaction(&db, 0, &lb, false);
+    let (sc, _) = part.begin_transaction(&db, 1, &lc, false);
+    let (sd, _) = part.begin_transaction(&db, 1, &ld, false);
+    part.park([(sd, Box::new("D") as Parked)]);
+    assert!(part.sca_due(), "no pass yet");
+    // C conflicts with the running A; D with C.
+    let (pass, taken) = part.try_sca_parked::<&str>(&mut own[0]).unwrap();
+    assert_eq!((pass.found, taken), (None, None));
+    assert!(
+        !part.sca_due(),
+        "dry for every worker, not only the one that scanned"
+    );
+    part.finish_transaction(&db, sa, &la);
+    assert!(part.sca_due(), "a finish makes a pass due again");
+    let (pass, taken) = part.try_sca_parked::<&str>(&mut own[1]).unwrap();
+    assert_eq!(
+        (pass.found, pass.passed_over, taken),
+        (None, true, None),
+        "C could run now but its worker has not parked it yet"
+    );
+    assert!(!part.sca_due());
+    part.park([(sc, Box::new("C") as Parked)]);
+    assert!(part.sca_due(), "parking the passed-over C makes a pass due");
+    let (pass, taken) = part.try_sca_parked::<&str>(&mut own[0]).unwrap();
+    assert_eq!((pass.found, taken.map(|t| *t)), (Some(sc), Some("C")));
+    assert!(part.sca_due(), "a pass that took one may find another");
+    let (pass, taken) = part.try_sca_parked::<&str>(&mut own[0]).unwrap();
+    assert_eq!(
+        (pass.found, pass.passed_over, taken),
+        (None, false, None),
+        "D conflicts with C, which is older and now running (arrays clean after the last pass)"
+    );
+    part.finish_transaction(&db, sc, &lc);
+    part.finish_transaction(&db, sb, &lb);
+    let (pass, taken) = part.try_sca_parked::<&str>(&mut own[1]).unwrap();
+    assert_eq!((pass.found, taken.map(|t| *t)), (Some(sd), Some("D")));
+    part.finish_transaction(&db, sd, &ld);
+    assert!(part.snapshot().is_empty());
+    assert_eq!(part.parked(), 0);
+}
+
 /// The size of SCA's bit arrays reaches the partition (`--vll-sca-bits`): with one bit every key
 /// collides, so the running E(w) hides that the blocked C(x) could run — a false negative, never a
 /// wrong find; with the paper's size SCA finds C.

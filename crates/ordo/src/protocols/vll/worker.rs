@@ -16,6 +16,8 @@
 //!                                                          free → run now, in order
 //!    [vll-sca] else: T = SCA(); if T: Execute; Finish   3. queue full: SCA over every parked
 //!                                                          transaction, if the latch is free
+//!                                                          and a pass is due (`sca_due`), with
+//!                                                          the worker's own bit arrays
 //!                                                          (`try_sca_parked`); run what it finds
 //! ```
 //!
@@ -77,6 +79,8 @@ struct LoopState<P, R> {
     /// waits blocked behind others is validated only when it reaches the head, and on TPC-C one
     /// blocked behind a New-Order of its own district always finds `d_next_o_id` changed.
     limit: Aimd,
+    /// `vll-sca`: this worker's SCA bit arrays ([`Partition::worker_sca`]).
+    sca: Option<super::sca::Sca>,
     stats: LoopStats,
 }
 
@@ -225,28 +229,20 @@ enum ScaTurn<X> {
 }
 
 /// An SCA pass (`pass`: [`Partition::try_sca_parked`] in the worker loop, [`Partition::try_sca`]
-/// for a caller's own transaction) when the queue is full (`limit` blocked) and the latch is free.
-/// A pass that found nothing is not rerun until another transaction finishes: enqueues add only
-/// younger transactions, so until then it would find nothing again. `seen` keeps `finishes()` as of
-/// the last such pass (start it at `u64::MAX`).
+/// for a caller's own transaction) when the queue is full (`limit` blocked), a pass is `due` (see
+/// [`Partition::sca_due`]) and the latch is free.
 fn sca_turn<S: LockScheme, X>(
     part: &Partition<S>,
     limit: usize,
-    seen: &mut u64,
+    due: impl FnOnce() -> bool,
     pass: impl FnOnce() -> Result<(ScaPass, X), Busy>,
 ) -> ScaTurn<X> {
-    if part.blocked() < limit || part.finishes() == *seen {
+    if part.blocked() < limit || !due() {
         return ScaTurn::NotDue;
     }
-    let epoch = part.finishes();
     match pass() {
         Err(Busy) => ScaTurn::Busy,
-        Ok((pass, taken)) => {
-            if pass.found.is_none() {
-                *seen = epoch;
-            }
-            ScaTurn::Ran(pass, taken)
-        }
+        Ok((pass, taken)) => ScaTurn::Ran(pass, taken),
     }
 }
 
@@ -333,11 +329,11 @@ impl<F: Flavor> Vll<F> {
             front_tried: NO_FRONT,
             front_foreign: NO_FRONT,
             limit: Aimd::new(1, self.blocked_limit),
+            sca: if F::SCA { part.worker_sca() } else { None },
             stats: LoopStats::default(),
         };
         let mut exhausted = false;
         let mut idle = 0;
-        let mut sca_seen = u64::MAX;
         loop {
             // 1. The head rule, for any worker: the front is a blocked transaction (parked by
             //    whoever admitted it) → take it, run it. Looked at only while blocked transactions
@@ -369,10 +365,13 @@ impl<F: Flavor> Vll<F> {
                 return;
             }
             // 3. The queue is full: selective contention analysis, for any parked transaction.
-            if F::SCA {
-                let turn = sca_turn(part, st.limit.size(), &mut sca_seen, || {
-                    part.try_sca_parked::<Pending<R::Program, Req<F>>>()
-                });
+            if let Some(sca) = st.sca.as_mut() {
+                let turn = sca_turn(
+                    part,
+                    st.limit.size(),
+                    || part.sca_due(),
+                    || part.try_sca_parked::<Pending<R::Program, Req<F>>>(sca),
+                );
                 match turn {
                     ScaTurn::NotDue => {}
                     // Someone else is in the critical section: try again on a later turn.
@@ -730,24 +729,35 @@ impl<F: Flavor> Vll<F> {
         if blocked {
             let _waiting = crate::txn::wait::blocked();
             let mut idle = 0;
-            let mut sca_seen = u64::MAX;
+            // `finishes()` as of this caller's last pass that found nothing: its passes look at
+            // its own transaction only, so the worker loop's shared dry epoch does not apply.
+            let mut dry = u64::MAX;
             loop {
                 if part.front() == seq && part.claim(seq) {
                     break;
                 }
                 if F::SCA {
-                    if let ScaTurn::Ran(
-                        ScaPass {
-                            found: Some(found), ..
-                        },
-                        (),
-                    ) = sca_turn(part, self.blocked_limit, &mut sca_seen, || {
-                        part.try_sca(w.id).map(|p| (p, ()))
-                    }) {
-                        // This worker has no other blocked transaction (one per worker, and the
-                        // worker is this thread's alone), so SCA can only have picked this one.
-                        debug_assert_eq!(found, seq);
-                        break;
+                    let epoch = part.finishes();
+                    match sca_turn(
+                        part,
+                        self.blocked_limit,
+                        || epoch != dry,
+                        || part.try_sca(w.id).map(|p| (p, ())),
+                    ) {
+                        ScaTurn::Ran(
+                            ScaPass {
+                                found: Some(found), ..
+                            },
+                            (),
+                        ) => {
+                            // This worker has no other blocked transaction (one per worker, and
+                            // the worker is this thread's alone), so SCA can only have picked
+                            // this one.
+                            debug_assert_eq!(found, seq);
+                            break;
+                        }
+                        ScaTurn::Ran(ScaPass { found: None, .. }, ()) => dry = epoch,
+                        ScaTurn::NotDue | ScaTurn::Busy => {}
                     }
                 }
                 pause(&mut idle);
