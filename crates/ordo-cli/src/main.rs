@@ -7,6 +7,7 @@
 //! ordo report results.json [more.json ...] -o DIR
 //! ordo sql    [--protocol P] [-c SQL]
 //! ordo spec   FILE [--protocol P] [--json]
+//! ordo range-locks [--delay-us 100,500] [--shared-prefix 15,6] [--json FILE]
 //! ```
 //! Usage errors (unknown names, invalid values) print one line and exit with code 2.
 
@@ -14,6 +15,7 @@ mod bench;
 mod list;
 mod opts;
 mod output;
+mod range_locks;
 mod report;
 mod spec;
 mod sql;
@@ -48,6 +50,9 @@ enum Command {
     Sql(sql::SqlArgs),
     /// Run a PostgreSQL isolationtester spec against a protocol.
     Spec(spec::SpecArgs),
+    /// Compare range lock managers in isolation: VLLR against a standard and a hierarchical one
+    /// (the VLL paper's Fig. 14).
+    RangeLocks(range_locks::RangeLocksArgs),
 }
 
 /// A one-line error for the user; exit code 2.
@@ -105,6 +110,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Sql(args) => sql::run(args),
         Command::Spec(args) => spec::run(args),
+        Command::RangeLocks(args) => range_locks::run(args),
     };
     match result {
         Ok(code) => code,

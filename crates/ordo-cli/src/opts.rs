@@ -11,6 +11,31 @@ pub fn split(list: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Parses a comma-separated list of numbers, each accepted by `ok`; `what` describes the range.
+pub fn parse_list(
+    flag: &str,
+    s: &str,
+    ok: fn(f64) -> bool,
+    what: &str,
+) -> Result<Vec<f64>, UsageError> {
+    let values = s
+        .split(',')
+        .map(|v| {
+            let v = v.trim();
+            match v.parse::<f64>() {
+                Ok(x) if ok(x) => Ok(x),
+                _ => Err(UsageError(format!("--{flag} takes {what}, got `{v}`"))),
+            }
+        })
+        .collect::<Result<Vec<f64>, _>>()?;
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            return Err(UsageError(format!("--{flag} lists {v} twice")));
+        }
+    }
+    Ok(values)
+}
+
 /// Parses and checks a protocol list.
 pub fn protocols(list: &str) -> Result<Vec<&'static ordo::protocols::ProtocolInfo>, UsageError> {
     let names = split(list);

@@ -92,6 +92,20 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["bench", "-w", "vll-range", "--key-bits", "25"],
         vec!["bench", "-w", "vll-range", "--ci", "0.1"],
         vec!["bench", "-w", "vll-micro", "--shared-prefix", "7"],
+        // The range lock managers' benchmark (Fig. 14).
+        vec!["range-locks", "-m", "vllr,btree"],
+        vec!["range-locks", "-m", ""],
+        vec!["range-locks", "--delayed", "1.5"],
+        vec!["range-locks", "--delayed", "0,0"],
+        vec!["range-locks", "--delay-us", "-1"],
+        vec!["range-locks", "--shared-prefix", "33"],
+        vec!["range-locks", "--shared-prefix", "6.5"],
+        vec!["range-locks", "--key-bits", "57"],
+        vec!["range-locks", "--key-bits", "0"],
+        vec!["range-locks", "--blocked-limit", "0"],
+        vec!["range-locks", "--shared", "2"],
+        vec!["range-locks", "--seconds", "0"],
+        vec!["range-locks", "--json", "/no-such-dir/r.json"],
         // Output that cannot be written: refused before the runs, not after them.
         vec!["bench", "--json", "/no-such-dir/r.json"],
         vec!["bench", "--json", "/"],
@@ -472,4 +486,73 @@ fn a_range_sweep_records_its_prefix_and_the_shared_long_option() {
         })
         .collect();
     assert_eq!(points, [(8.0, 8, true), (4.0, 4, true)]);
+}
+
+#[test]
+fn range_locks_compares_the_managers_and_report_draws_fig_14() {
+    let dir = scratch("range-locks");
+    let json = dir.join("rl.json");
+    let o = ordo(&[
+        "range-locks",
+        "--delayed",
+        "0,1",
+        "--delay-us",
+        "50",
+        "--shared-prefix",
+        "4,12",
+        "--seconds",
+        "0.05",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("workload range-locks").count(), 2, "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        2 * 4 * 2,
+        "2 contention levels × 4 managers × 2 points"
+    );
+    for r in rows {
+        assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["sweep"]["param"], "delayed");
+        assert_eq!(r["params"]["workload"]["delay_us"], 50.0);
+        let delayed = r["sweep"]["value"].as_f64().unwrap();
+        let picked = r["picked_by_sca"].as_u64().unwrap();
+        // Only VLLR with SCA picks blocked transactions, and only when some wait.
+        if r["protocol"] != "vllr-sca" || delayed == 0.0 {
+            assert_eq!(picked, 0, "{r}");
+        }
+        // Nothing blocks when no transaction holds its lock while the next one asks.
+        if delayed == 0.0 {
+            assert_eq!(r["blocked"], 0, "{r}");
+        }
+    }
+    let figures = dir.join("fig");
+    let o = ordo(&[
+        "report",
+        json.to_str().unwrap(),
+        "-o",
+        figures.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svgs: Vec<String> = std::fs::read_dir(&figures)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".svg"))
+        .collect();
+    assert_eq!(svgs.len(), 2, "a figure per contention level: {svgs:?}");
+    let svg = std::fs::read_to_string(figures.join(&svgs[0])).unwrap();
+    for p in [
+        "vllr-sca",
+        "standard",
+        "hierarchical",
+        "fraction of transactions delayed",
+    ] {
+        assert!(svg.contains(p), "{} lacks {p}", svgs[0]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

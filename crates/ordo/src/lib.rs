@@ -9,10 +9,12 @@
 //!  storage ──── schemas, row arena (generic per-record state), hash + ordered indexes
 //!  check ────── recorded histories → Adya's serialization graph → named anomalies
 //!  harness ──── workloads, closed-loop benchmark runs, verification runs
+//!  range_locks ─ range lock managers compared in isolation (VLLR vs two traditional ones)
 //! ```
 pub mod check;
 pub mod harness;
 pub mod protocols;
+pub mod range_locks;
 pub mod storage;
 pub mod txn;
 

@@ -38,6 +38,7 @@ impl Axis {
             "ci" => "contention index".into(),
             "multi-partition" => "% multi-partition transactions".into(),
             "shared-prefix" => "bits shared by a range's ends".into(),
+            "delayed" => "fraction of transactions delayed".into(),
             other => other.replace(['-', '_'], " "),
         }
     }

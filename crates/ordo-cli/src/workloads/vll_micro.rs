@@ -1,6 +1,7 @@
 //! `-w vll-micro`: the VLL paper's micro-benchmark (1 hot + 9 cold records per transaction).
 
 use super::Purpose;
+use crate::opts::parse_list;
 use crate::UsageError;
 use clap::Args;
 use ordo_workloads::vll_micro::{VllMicro, VllMicroConfig};
@@ -51,31 +52,6 @@ fn defaults(purpose: Purpose) -> VllMicroConfig {
             ..VllMicroConfig::default()
         },
     }
-}
-
-/// Parses a comma-separated list of numbers, each accepted by `ok`; `what` describes the range.
-fn parse_list(
-    flag: &str,
-    s: &str,
-    ok: fn(f64) -> bool,
-    what: &str,
-) -> Result<Vec<f64>, UsageError> {
-    let values = s
-        .split(',')
-        .map(|v| {
-            let v = v.trim();
-            match v.parse::<f64>() {
-                Ok(x) if ok(x) => Ok(x),
-                _ => Err(UsageError(format!("--{flag} takes {what}, got `{v}`"))),
-            }
-        })
-        .collect::<Result<Vec<f64>, _>>()?;
-    for (i, v) in values.iter().enumerate() {
-        if values[..i].contains(v) {
-            return Err(UsageError(format!("--{flag} lists {v} twice")));
-        }
-    }
-    Ok(values)
 }
 
 /// `--ci`: numbers in (0, 1].
