@@ -264,8 +264,10 @@ fn the_driver_runs_every_manager_and_leaves_it_empty() {
             key_bits: 32,
             shared_prefix: 4,
             delayed,
-            delay: Duration::from_micros(20),
-            blocked_limit: 8,
+            // Long enough for many transactions to be admitted during one delay even on a slow,
+            // busy machine, so that the queue fills and SCA gets to run.
+            delay: Duration::from_micros(200),
+            blocked_limit: 4,
             shared: 0.25,
             seconds: 0.05,
             seed: 7,
