@@ -171,11 +171,7 @@ fn run_all<W: ordo::harness::Workload>(
         warmup,
         vll,
     } = runs;
-    let machine = json!({
-        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
-        "os": std::env::consts::OS,
-        "arch": std::env::consts::ARCH,
-    });
+    let machine = crate::output::machine();
     match point {
         Some(p) => println!("workload {} {}  [sweep {p}]", w.name(), w.params()),
         None => println!("workload {} {}", w.name(), w.params()),

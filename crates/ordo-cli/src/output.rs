@@ -1,9 +1,19 @@
-//! Files a command writes when it ends (`bench --json`, `verify --history`), checked when it starts:
+//! What the commands write: the machine each JSON row records, and files written when a command ends
+//! (`bench --json`, `verify --history`), checked when it starts:
 //! a path that cannot be written fails at once, not after minutes of benchmarking, and a file that
 //! exists already is replaced only by a complete new one.
 
 use crate::UsageError;
 use std::path::{Path, PathBuf};
+
+/// The machine a result was measured on, as every JSON row records it.
+pub fn machine() -> serde_json::Value {
+    serde_json::json!({
+        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+    })
+}
 
 /// A file to be written later: its contents go to a hidden sibling, created now (which proves the
 /// directory writable), and are renamed over the path by [`PendingFile::finish`]. Dropped

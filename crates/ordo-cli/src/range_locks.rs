@@ -146,11 +146,7 @@ pub fn run(a: RangeLocksArgs) -> Result<ExitCode, UsageError> {
         .as_deref()
         .map(crate::output::PendingFile::prepare)
         .transpose()?;
-    let machine = json!({
-        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
-        "os": std::env::consts::OS,
-        "arch": std::env::consts::ARCH,
-    });
+    let machine = crate::output::machine();
     let mut rows = Vec::new();
     for &delay_us in &delays {
         for &bits in &shared_prefix {
