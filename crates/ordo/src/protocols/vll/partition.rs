@@ -77,7 +77,7 @@ pub struct ScaPass {
 /// `front()` when the queue is empty.
 pub const NO_FRONT: Seq = u64::MAX;
 
-/// The dry epoch while no pass has found nothing since the last `finishes` change it could miss.
+/// `sca_dry` while no dry pass stands (`finishes` never reaches it): a pass is due.
 const NO_DRY: u64 = u64::MAX;
 
 /// What the queue keeps per transaction.
