@@ -197,10 +197,9 @@ pub struct Partition<S: LockScheme> {
     /// every worker: until a transaction finishes, another pass would find nothing either.
     sca_dry: AtomicU64,
     inner: Latch<Inner<S>>,
-    /// With SCA: every queue entry carries a copy of its lock list (read-only after `new`).
-    sca: bool,
-    /// With SCA: the bits in each of its arrays (read-only after `new`; [`Self::worker_sca`]).
-    sca_bits: u32,
+    /// With SCA, the bits in each of its arrays (read-only after `new`; [`Self::worker_sca`]); and
+    /// then every queue entry carries a copy of its lock list.
+    sca_bits: Option<u32>,
 }
 
 impl<S: LockScheme> Partition<S> {
@@ -211,7 +210,6 @@ impl<S: LockScheme> Partition<S> {
 
     /// A partition; with `Some(bits)`, SCA with bit arrays of `bits` bits each.
     pub fn with_sca(sca_bits: Option<u32>) -> Self {
-        let sca = sca_bits.is_some();
         Partition {
             inner: Latch::new(Inner {
                 queue: TxnQueue::with_lanes(MAX_LANES),
@@ -222,8 +220,7 @@ impl<S: LockScheme> Partition<S> {
                 quiet: true,
                 dry_passed_over: false,
             }),
-            sca,
-            sca_bits: sca_bits.unwrap_or(0),
+            sca_bits,
             front: AtomicU64::new(NO_FRONT),
             blocked: AtomicUsize::new(0),
             finishes: AtomicU64::new(0),
@@ -267,7 +264,7 @@ impl<S: LockScheme> Partition<S> {
         locks: &[S::Request],
         alone: bool,
     ) -> (Seq, bool) {
-        let copy = CopyPool::default().copy(self.sca, locks);
+        let copy = CopyPool::default().copy(self.sca_bits.is_some(), locks);
         let mut g = self.inner.lock();
         let r = Self::begin_locked(&mut g, db, owner, locks, alone, copy);
         self.publish(&mut g);
@@ -376,7 +373,7 @@ impl<S: LockScheme> Partition<S> {
     /// arrays, set and cleared by whichever worker scanned last, came to every pass from another
     /// core.
     pub fn worker_sca(&self) -> Option<Sca> {
-        self.sca.then(|| Sca::with_bits(self.sca_bits))
+        self.sca_bits.map(Sca::with_bits)
     }
 
     /// Returns the entry's copy of the lock list (empty without SCA), for the caller to recycle or
