@@ -180,11 +180,11 @@ pub fn run<M: RangeLockManager + ?Sized>(m: &mut M, cfg: &Config) -> Outcome {
             } else {
                 Mode::Exclusive
             };
+            // Counted as blocked until it runs (the loop above counts every runnable one out).
+            blocked += 1;
             if m.acquire(id, ranges.draw(), mode) {
-                blocked += 1; // counted out again as it runs
                 ready.push(id);
             } else {
-                blocked += 1;
                 out.blocked += 1;
             }
             continue;

@@ -80,11 +80,6 @@ impl HierarchicalLocks {
         }
     }
 
-    /// Lock queues in the table (tests, diagnostics).
-    pub fn queues(&self) -> usize {
-        self.table.len()
-    }
-
     /// The locks a transaction on prefix `p` in `mode` takes: intentions on every shorter nonempty
     /// prefix, then `p` itself (the empty prefix, a whole-space range, is locked alone).
     fn locks(p: Prefix, mode: Mode) -> impl Iterator<Item = (Prefix, HMode)> {

@@ -38,6 +38,8 @@ struct Entry {
     prefix: Prefix,
     mode: Mode,
     state: State,
+    /// Its SCA offsets are in `VllrRangeLocks::offsets` (computed on the first pass that meets it).
+    hashed: bool,
 }
 
 /// See the module docs.
@@ -51,6 +53,9 @@ pub struct VllrRangeLocks {
     /// Each transaction's sequence number.
     seq_of: Vec<u64>,
     sca: Option<Sca>,
+    /// With SCA, each transaction's counters as (slot, kind), hashed once per transaction (Fig. 4:
+    /// "cache each transaction's hashed offsets"); indexed by transaction id, reused.
+    offsets: Vec<Vec<(u32, Kind)>>,
 }
 
 /// SCA's bit arrays, one per counter kind, over the counters' slots.
@@ -120,6 +125,7 @@ impl VllrRangeLocks {
             base: 0,
             seq_of: Vec::new(),
             sca: sca.then(Sca::new),
+            offsets: Vec::new(),
         }
     }
 
@@ -162,6 +168,7 @@ impl RangeLockManager for VllrRangeLocks {
             txn,
             prefix,
             mode,
+            hashed: false,
             state: if granted {
                 State::Running
             } else {
@@ -199,29 +206,32 @@ impl RangeLockManager for VllrRangeLocks {
 
     fn pick_blocked(&mut self) -> Option<TxnId> {
         let sca = self.sca.as_mut().filter(|s| !s.dry)?;
+        let offsets = &mut self.offsets;
         let mut found = None;
-        'scan: for e in self.queue.iter_mut() {
-            match e.state {
-                State::Done => continue,
-                State::Running => {
-                    for (slot, k) in footprint(e.prefix, e.mode) {
-                        sca.set(kind_index(k), slot);
-                    }
-                }
-                State::Blocked => {
-                    let mut safe = true;
-                    for (slot, k) in footprint(e.prefix, e.mode) {
-                        safe &= !KINDS
-                            .iter()
-                            .any(|&b| conflicts(k, b) && sca.test(kind_index(b), slot));
-                        sca.set(kind_index(k), slot);
-                    }
-                    if safe {
-                        e.state = State::Running;
-                        found = Some(e.txn);
-                        break 'scan;
-                    }
-                }
+        for e in self.queue.iter_mut().filter(|e| e.state != State::Done) {
+            if e.txn >= offsets.len() {
+                offsets.resize_with(e.txn + 1, Vec::new);
+            }
+            let fp = &mut offsets[e.txn];
+            if !e.hashed {
+                fp.clear();
+                fp.extend(footprint(e.prefix, e.mode));
+                e.hashed = true;
+            }
+            // A running transaction only marks its counters; a blocked one is safe if none of them
+            // meets a conflicting kind an older transaction marked, and marks them either way.
+            let mut safe = e.state == State::Blocked;
+            for &(slot, k) in fp.iter() {
+                safe = safe
+                    && !KINDS
+                        .iter()
+                        .any(|&b| conflicts(k, b) && sca.test(kind_index(b), slot));
+                sca.set(kind_index(k), slot);
+            }
+            if safe {
+                e.state = State::Running;
+                found = Some(e.txn);
+                break;
             }
         }
         sca.clear();
