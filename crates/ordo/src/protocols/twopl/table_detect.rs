@@ -19,7 +19,7 @@
 
 use super::detect::find_victim;
 use super::lock::Mode;
-use super::lock_table::{LockTable, Outcome, Owner};
+use super::lock_table::{LockTable, Outcome, Owner, Poll};
 use super::wait::{Local, Registry};
 use super::{Policy, Record};
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
@@ -53,10 +53,11 @@ impl TableDetect {
         let mut published = 0u64;
         let mut round = 0u32;
         let out = loop {
-            if s.table.is_granted(owner, t, rid, mode) {
-                break Ok(());
-            }
-            let blockers = s.table.blockers(owner, t, rid);
+            // One look under the bucket's latch: granted, or whom it still waits for.
+            let blockers = match s.table.poll(owner, t, rid, mode) {
+                Poll::Granted => break Ok(()),
+                Poll::Waiting(blockers) => blockers,
+            };
             if blockers != published {
                 // SeqCst store, then SeqCst loads in the search: of two waiters that close a cycle
                 // at the same time, at least one sees the other's edge.
