@@ -82,8 +82,8 @@ pub struct ProtocolKnobs {
     /// (1 to 1024; 1 is the paper's one at a time; a batch also stops at 32 lock requests).
     #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_MAX_BATCH)]
     pub vll_batch: usize,
-    /// `vll-sca`: bits in each of SCA's two bit arrays (64 to 134217728; the paper's 819200 = 100 kB
-    /// each by default). Fewer bits stay in L1 and move fewer cache lines between scanning workers;
+    /// `vll-sca`, `vllr-sca`: bits in each of SCA's bit arrays (64 to 134217728; the paper's 819200 =
+    /// 100 kB each by default). Fewer bits stay in L1 and move fewer cache lines between scanning workers;
     /// more hash collisions only make SCA miss runnable transactions, never pick a conflicting one.
     #[arg(long, value_name = "BITS", default_value_t = ordo::protocols::vll::sca::SCA_BITS)]
     pub vll_sca_bits: u32,

@@ -20,14 +20,14 @@
 //! * **Partitions** (for partitioned and distributed protocols): key `k` lives in partition
 //!   `k % partitions`, and each partition has its own hot set (its first `1 / CI` local keys). A
 //!   single-partition transaction draws all 10 records from one home partition; a **multi-partition**
-//!   one (`multi_partition_pct` percent of them) draws 1 hot + 4 cold at its home partition and 1 hot
-//!   + 4 cold at one other partition, drawn at random (H hot + 5 − H cold at each, with
-//!   `hot_accesses` = H). A worker's transactions are all homed at **its** partition, worker `t`'s
-//!   at `t % partitions`: in the paper's partition-per-core deployment (Figs. 9–10) each
-//!   partition's site issues its own transactions, so with as many workers as partitions a
-//!   single-partition transaction runs where its data is and meets no other thread. (Homes drawn at
-//!   random, as before 2026-11-27, sent most transactions to another worker's partition: `hstore`,
-//!   which should match no locking there, ran at 0.75× `nocc` on 2 cores and 0.5× on 16.)
+//!   one (`multi_partition_pct` percent of them) draws 1 hot and 4 cold records at its home
+//!   partition and 1 hot and 4 cold at one other partition, drawn at random (H hot and 5 − H cold
+//!   at each, with `hot_accesses` = H). A worker's transactions are all homed at **its** partition,
+//!   worker `t`'s at `t % partitions`: in the paper's partition-per-core deployment (Figs. 9–10)
+//!   each partition's site issues its own transactions, so with as many workers as partitions a
+//!   single-partition transaction runs where its data is and meets no other thread. (Homes drawn
+//!   at random, as before 2026-11-27, sent most transactions to another worker's partition:
+//!   `hstore`, which should match no locking there, ran at 0.75× `nocc` on 2 cores and 0.5× on 16.)
 //! * **Remote reads** (`remote_wait_us`): in the paper's partition-per-core deployment (Fig. 9) a
 //!   multi-partition transaction reads its records at the other partition by message, and waits for
 //!   the reply holding whatever it holds. Here partitions share memory, so that wait is simulated: a

@@ -210,6 +210,7 @@ registry!(
     vll::Vll<vll::WithSca>,
     vll::Vll<vll::ArrayedCounters>,
     vll::Vll<vll::Ranges>,
+    vll::Vll<vll::RangesSca>,
     deterministic::Calvin,
     deterministic::CalvinVll,
     partitioned::HStore,

@@ -14,9 +14,10 @@
 //! ```
 //!
 //! SCA here keeps one bit array per kind (C_x, C_s, I_x, I_s) over the counters' hashed slots, so
-//! two intentions never look like a conflict: with one exclusive array for I_x, as `vllr`'s SCA
-//! folds it (`prefix::PrefixLocks::sca_keys`), every writer's intention on the empty prefix would
-//! make every younger one look conflicting. Slots that collide give false conflicts only.
+//! two intentions never look like a conflict (with one exclusive array for I_x every writer's
+//! intention on the empty prefix would make every younger one look conflicting), as the `vllr-sca`
+//! protocol's SCA does ([`crate::protocols::vll::sca::ScaKind`]). Slots that collide give false
+//! conflicts only.
 
 use super::{longest_shared_prefix, KeyRange, Mode, RangeLockManager, TxnId};
 use crate::protocols::vll::prefix::{conflicts, slot_of, Kind, Prefix, PrefixTable, SLOT_BITS};

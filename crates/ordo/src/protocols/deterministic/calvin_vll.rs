@@ -55,7 +55,7 @@ use super::plan::{LockRequest, Mode};
 use super::scheduler::{Scheduler, SeqSlab};
 use super::{Deterministic, Flavor};
 use crate::protocols::vll::counters::{Arrayed, CounterStore, Counters};
-use crate::protocols::vll::sca::{lock_id, Sca};
+use crate::protocols::vll::sca::{lock_id, Sca, ScaKind};
 use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::vll::DEFAULT_BLOCKED_LIMIT;
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
@@ -152,7 +152,10 @@ impl ArrayedVll {
             |_| true,
             |t, mark| {
                 for l in &t.locks {
-                    mark(lock_id(l.table, l.key), l.mode == Mode::Exclusive);
+                    mark(
+                        lock_id(l.table, l.key),
+                        ScaKind::point(l.mode == Mode::Exclusive),
+                    );
                 }
             },
             &mut found,

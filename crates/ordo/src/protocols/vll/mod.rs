@@ -1,4 +1,5 @@
-//! `vll`, `vll-sca`, `vll-arrayed`, `vllr` — very lightweight locking (Ren, Thomson, Abadi, VLDB J. 2015).
+//! `vll`, `vll-sca`, `vll-arrayed`, `vllr`, `vllr-sca` — very lightweight locking (Ren, Thomson,
+//! Abadi, VLDB J. 2015).
 //!
 //! # The idea
 //!
@@ -20,6 +21,7 @@
 //!    complete — [`crate::protocols::aimd`]).
 //! 5. `vll-sca`: when the queue is full, **selective contention analysis** ([`sca`]) scans it oldest
 //!    first with two bit arrays and finds a blocked transaction that conflicts with no older one.
+//!    `vllr-sca` does the same over VLLR's prefix locks, with two more arrays for the intentions.
 //!
 //! Worked example (§2.5): A writes x, B writes y, C writes x and z, D writes z.
 //!
@@ -153,7 +155,7 @@ pub const DEFAULT_BLOCKED_LIMIT: usize = 16;
 /// with the batch; 4 leaves room for more workers on one latch.
 pub const DEFAULT_MAX_BATCH: usize = 4;
 
-/// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`); `ordo bench` and
+/// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`, `vllr-sca`); `ordo bench` and
 /// `ordo verify` set them with `--vll-blocked-limit`, `--vll-batch` and `--vll-sca-bits`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VllConfig {
@@ -237,6 +239,20 @@ impl Flavor for Ranges {
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "vllr",
         summary: "VLL for ranges: prefix locks with C_x, C_s, I_x, I_s counters (VLLR, §2.7)",
+        paper: PAPER,
+        isolation: Isolation::Serializable,
+    };
+}
+
+/// `vllr-sca`: `vllr` plus SCA when the queue is full, its bit arrays marking all four counters
+/// (Fig. 5's matrix decides: two writers' intentions on a common prefix do not conflict).
+pub struct RangesSca;
+impl Flavor for RangesSca {
+    type Scheme = prefix::PrefixLocks;
+    const SCA: bool = true;
+    const INFO: ProtocolInfo = ProtocolInfo {
+        name: "vllr-sca",
+        summary: "VLLR with selective contention analysis over its four counters when the TxnQueue is full",
         paper: PAPER,
         isolation: Isolation::Serializable,
     };

@@ -83,7 +83,7 @@
 //! everything else is VLL as in the other files.
 
 use super::counters::{Mode, VllCounters};
-use super::sca::lock_id;
+use super::sca::{lock_id, ScaKind};
 use super::scheme::{mode_of, LockScheme};
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, Target, TxResult};
@@ -644,21 +644,24 @@ impl LockScheme for PrefixLocks {
         }
         true
     }
-    fn sca_keys(r: &VllrRequest, f: &mut dyn FnMut(u64, bool)) {
-        // Safe for SCA (only false conflicts): a slot's C and I both mark the slot, I_s as shared (it
-        // conflicts with C_x only), I_x as exclusive (I_x vs I_x becomes a false conflict).
+    fn sca_keys(r: &VllrRequest, f: &mut dyn FnMut(u64, ScaKind)) {
+        // Each request marks the counter it increments (Fig. 5 decides in SCA as in the counters):
+        // a record's C by its key, a shorter prefix's C and I by its hashed slot — two prefixes
+        // sharing a slot share its marks, a false conflict at worst, as in the counters.
+        let c = |mode| ScaKind::point(mode == Mode::Exclusive);
         match *r {
-            VllrRequest::Record { lock, .. } => f(
-                lock_id(lock.table, lock.prefix.bits),
-                lock.mode == Mode::Exclusive,
-            ),
-            VllrRequest::Prefix { lock, slot } => f(
-                lock_id(SLOT_TABLE, slot as u64),
-                lock.mode == Mode::Exclusive,
-            ),
-            VllrRequest::Intent { slot, mode } => {
-                f(lock_id(SLOT_TABLE, slot as u64), mode == Mode::Exclusive)
+            VllrRequest::Record { lock, .. } => {
+                f(lock_id(lock.table, lock.prefix.bits), c(lock.mode))
             }
+            VllrRequest::Prefix { lock, slot } => f(lock_id(SLOT_TABLE, slot as u64), c(lock.mode)),
+            VllrRequest::Intent { slot, mode } => f(
+                lock_id(SLOT_TABLE, slot as u64),
+                if mode == Mode::Exclusive {
+                    ScaKind::Ix
+                } else {
+                    ScaKind::Is
+                },
+            ),
         }
     }
 }
@@ -1014,6 +1017,69 @@ mod tests {
         for r in locks {
             PrefixLocks::release(st, db, r);
         }
+    }
+
+    /// `vllr-sca`'s SCA marks each counter as Fig. 5 says. X(0x10) and A(0x20) run; B(0x10) and
+    /// C(0x20) block behind them, D scans 0x00..=0xff (C_s on the prefix covering it) behind all of
+    /// them. Once A finishes, SCA finds C although every writer before it took I_x on the same
+    /// ancestor prefixes (intentions never conflict with each other; two arrays that marked I_x as
+    /// exclusive could never find it) — and never D, whose C_s meets the writers' I_x.
+    #[test]
+    fn sca_over_prefix_locks_lets_intentions_pass_each_other_but_not_a_range() {
+        use super::super::partition::Partition;
+        use crate::storage::ColumnSet;
+        let db = db();
+        let part = Partition::<PrefixLocks>::new(true);
+        let a = ColumnSet::one(0);
+        let plan = |acc: Access| {
+            let mut out = Vec::new();
+            assert!(PrefixLocks::plan(&db, &[acc], &mut out, false).unwrap());
+            out
+        };
+        let (lx, la) = (
+            plan(Access::update(0, 0x10, a, a)),
+            plan(Access::update(0, 0x20, a, a)),
+        );
+        let (lb, lc) = (
+            plan(Access::update(0, 0x10, a, a)),
+            plan(Access::update(0, 0x20, a, a)),
+        );
+        let ld = plan(Access::scan(0, 0x00, 0xff, a));
+        assert!(
+            lx.iter().any(|r| matches!(
+                r,
+                VllrRequest::Intent {
+                    mode: Mode::Exclusive,
+                    ..
+                }
+            )),
+            "a point write takes I_x on its ancestors: {lx:?}"
+        );
+        let (sx, bx) = part.begin_transaction(&db, 0, &lx, false);
+        let (sa, ba) = part.begin_transaction(&db, 0, &la, false);
+        let (sb, bb) = part.begin_transaction(&db, 1, &lb, false);
+        let (sc, bc) = part.begin_transaction(&db, 1, &lc, false);
+        let (sd, bd) = part.begin_transaction(&db, 1, &ld, false);
+        assert_eq!((bx, ba, bb, bc, bd), (false, false, true, true, true));
+        assert_eq!(part.sca(1), None, "C waits for the running A");
+        part.finish_transaction(&db, sa, &la);
+        assert_eq!(part.sca(1), Some(sc), "C passes X's and B's intentions");
+        assert_eq!(part.sca(1), None, "D's range meets the writers' intentions");
+        for (seq, locks) in [(sc, &lc), (sx, &lx)] {
+            part.finish_transaction(&db, seq, locks);
+        }
+        assert_eq!(part.front(), sb);
+        assert!(part.claim(sb));
+        part.finish_transaction(&db, sb, &lb);
+        assert!(part.claim(sd));
+        part.finish_transaction(&db, sd, &ld);
+        assert!(part.with_locks(|t| t.is_empty()));
+        assert!(db.table(0).present_keys().into_iter().all(|k| {
+            db.table(0)
+                .meta(db.table(0).lookup(k).unwrap())
+                .get()
+                .is_zero()
+        }));
     }
 
     /// The scheme end to end: point locks (colocated C + level intentions) against range locks (level

@@ -21,6 +21,12 @@
 //!    return NULL
 //! ```
 //!
+//! VLLR (§2.7) locks prefixes with four counters, C_x, C_s, I_x and I_s, whose conflicts are Fig. 5's
+//! matrix rather than read/write ([`ScaKind::conflicts`]); its SCA keeps two more arrays, D_IX and
+//! D_IS, for the intentions, allocated the first time a transaction with intentions is scanned (so
+//! point-lock SCA never touches them). Two arrays alone would have to mark an I_x as exclusive, and
+//! every writer's intention on a table's empty prefix would then conflict with every other's.
+//!
 //! A blocked transaction that fails still marks its keys, so no younger transaction can jump an older
 //! one it conflicts with. Hash collisions can only make SCA miss a runnable transaction (a false
 //! negative), never return one that conflicts (no false positives).
@@ -37,11 +43,47 @@ pub fn lock_id(table: u32, key: u64) -> u64 {
     key ^ (table as u64).rotate_right(8)
 }
 
+/// How a lock request marks its id: one of VLLR's four counters (§2.7, Fig. 5); VLL's point locks
+/// use only the first two, as an exclusive (write) or shared (read) lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScaKind {
+    /// C_x: an exclusive lock (VLL: a write).
+    Cx,
+    /// C_s: a shared lock (VLL: a read).
+    Cs,
+    /// I_x: an exclusive lock somewhere below this prefix.
+    Ix,
+    /// I_s: a shared lock somewhere below this prefix.
+    Is,
+}
+
+impl ScaKind {
+    /// A point lock's kind: C_x if exclusive, else C_s.
+    #[inline]
+    pub fn point(exclusive: bool) -> Self {
+        if exclusive {
+            ScaKind::Cx
+        } else {
+            ScaKind::Cs
+        }
+    }
+
+    /// Fig. 5: whether two requests of these kinds on one id conflict. C_x conflicts with
+    /// everything, C_s with C_x and I_x, I_x with C_x and C_s, I_s with C_x only.
+    pub fn conflicts(self, other: ScaKind) -> bool {
+        use ScaKind::*;
+        matches!((self, other), (Cx, _) | (_, Cx) | (Cs, Ix) | (Ix, Cs))
+    }
+}
+
 /// The bit arrays, reused across calls.
 pub struct Sca {
     bits: u32,
     dx: Vec<u64>,
     ds: Vec<u64>,
+    /// D_IX and D_IS, VLLR's intentions: empty until a footprint with intentions is scanned.
+    dix: Vec<u64>,
+    dis: Vec<u64>,
     /// Offsets set during the current call (cleared on the way out instead of zeroing 200 kB).
     touched: Vec<u32>,
     /// Whether the last [`Sca::select`] found nothing eligible but passed over a blocked candidate
@@ -49,22 +91,39 @@ pub struct Sca {
     passed_over: bool,
 }
 
-/// A transaction's hashed read and write offsets, computed the first time SCA meets it.
+/// A transaction's hashed offsets by kind, computed the first time SCA meets it: `reads` (C_s),
+/// `writes` (C_x), and VLLR's intentions `intent_reads` (I_s) and `intent_writes` (I_x).
 #[derive(Clone, Debug, Default)]
 pub struct Footprint {
     pub reads: Vec<u32>,
     pub writes: Vec<u32>,
+    pub intent_reads: Vec<u32>,
+    pub intent_writes: Vec<u32>,
 }
 
 impl Footprint {
-    /// Adds lock `id` (exclusive or shared), hashed for `sca`.
-    pub fn add(&mut self, sca: &Sca, id: u64, exclusive: bool) {
+    /// Adds lock `id` of kind `kind`, hashed for `sca`.
+    pub fn add(&mut self, sca: &Sca, id: u64, kind: ScaKind) {
         let j = sca.offset(id);
-        if exclusive {
-            self.writes.push(j);
-        } else {
-            self.reads.push(j);
+        match kind {
+            ScaKind::Cx => self.writes.push(j),
+            ScaKind::Cs => self.reads.push(j),
+            ScaKind::Ix => self.intent_writes.push(j),
+            ScaKind::Is => self.intent_reads.push(j),
         }
+    }
+
+    /// Empties it for reuse (keeps the capacity).
+    pub fn clear(&mut self) {
+        self.reads.clear();
+        self.writes.clear();
+        self.intent_reads.clear();
+        self.intent_writes.clear();
+    }
+
+    /// Whether it holds intentions (VLLR's I_x, I_s).
+    fn has_intents(&self) -> bool {
+        !(self.intent_reads.is_empty() && self.intent_writes.is_empty())
     }
 }
 
@@ -98,6 +157,8 @@ impl Sca {
             bits,
             dx: vec![0; words],
             ds: vec![0; words],
+            dix: Vec::new(),
+            dis: Vec::new(),
             touched: Vec::new(),
             passed_over: false,
         }
@@ -170,36 +231,61 @@ impl Sca {
     }
 
     /// The scan of Fig. 4: `safe(i)` is called for each eligible blocked candidate `i` that
-    /// conflicts with no older one, and says whether to go on.
+    /// conflicts with no older one, and says whether to go on. With intentions (VLLR), a candidate
+    /// conflicts with what Fig. 5 says: its C_s with marked C_x and I_x, its C_x with all four, its
+    /// I_x with C_x and C_s, its I_s with C_x.
     fn scan<'a>(
         &mut self,
         queue: impl IntoIterator<Item = ScaCandidate<'a>>,
         mut safe: impl FnMut(usize) -> bool,
     ) {
         let Sca {
+            bits,
             dx,
             ds,
+            dix,
+            dis,
             touched,
             passed_over,
-            ..
         } = self;
         *passed_over = false;
         let mut any = false;
         for (i, t) in queue.into_iter().enumerate() {
             let fp = t.footprint;
+            if dix.is_empty() && fp.has_intents() {
+                let words = bits.div_ceil(64) as usize;
+                (*dix, *dis) = (vec![0; words], vec![0; words]);
+            }
+            // Some transaction of the scan may have marked an intention (point locks: never).
+            let intents = !dix.is_empty();
             if t.blocked {
                 let mut success = true;
                 for &j in &fp.reads {
-                    if Self::test(dx, j) {
+                    if Self::test(dx, j) || intents && Self::test(dix, j) {
                         success = false;
                     }
                     Self::set(ds, touched, j);
                 }
                 for &j in &fp.writes {
-                    if Self::test(dx, j) || Self::test(ds, j) {
+                    if Self::test(dx, j)
+                        || Self::test(ds, j)
+                        || intents && (Self::test(dix, j) || Self::test(dis, j))
+                    {
                         success = false;
                     }
                     Self::set(dx, touched, j);
+                }
+                for &j in &fp.intent_writes {
+                    if Self::test(dx, j) || Self::test(ds, j) {
+                        success = false;
+                    }
+                    Self::set(dix, touched, j);
+                }
+                for &j in &fp.intent_reads {
+                    if Self::test(dx, j) {
+                        success = false;
+                    }
+                    Self::set(dis, touched, j);
                 }
                 if success && t.eligible {
                     any = true;
@@ -216,12 +302,24 @@ impl Sca {
                 for &j in &fp.writes {
                     Self::set(dx, touched, j);
                 }
+                for &j in &fp.intent_writes {
+                    Self::set(dix, touched, j);
+                }
+                for &j in &fp.intent_reads {
+                    Self::set(dis, touched, j);
+                }
             }
         }
         *passed_over &= !any;
+        let intents = !dix.is_empty();
         for &j in touched.iter() {
-            dx[(j / 64) as usize] = 0;
-            ds[(j / 64) as usize] = 0;
+            let w = (j / 64) as usize;
+            dx[w] = 0;
+            ds[w] = 0;
+            if intents {
+                dix[w] = 0;
+                dis[w] = 0;
+            }
         }
         touched.clear();
     }
@@ -233,11 +331,11 @@ pub(super) mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// A queued transaction for the tests: blocked or not, and (key, exclusive) locks.
+    /// A queued transaction for the tests: blocked or not, and (key, kind) locks.
     #[derive(Clone, Debug)]
     pub(in crate::protocols::vll) struct T {
         pub blocked: bool,
-        pub locks: Vec<(u64, bool)>,
+        pub locks: Vec<(u64, ScaKind)>,
     }
 
     /// Each transaction's footprint, hashed for `sca`.
@@ -245,8 +343,8 @@ pub(super) mod tests {
         q.iter()
             .map(|t| {
                 let mut f = sca.footprint();
-                for &(k, x) in &t.locks {
-                    f.add(sca, k, x);
+                for &(k, kind) in &t.locks {
+                    f.add(sca, k, kind);
                 }
                 f
             })
@@ -270,7 +368,7 @@ pub(super) mod tests {
     fn conflicts(a: &T, b: &T) -> bool {
         a.locks
             .iter()
-            .any(|&(k, x)| b.locks.iter().any(|&(k2, x2)| k == k2 && (x || x2)))
+            .any(|&(k, x)| b.locks.iter().any(|&(k2, x2)| k == k2 && x.conflicts(x2)))
     }
 
     /// The oracle: every blocked transaction that conflicts with no older one.
@@ -280,15 +378,26 @@ pub(super) mod tests {
             .collect()
     }
 
-    /// 1 to 11 transactions over 16 keys, each key once per transaction (as planning leaves them).
+    /// 1 to 11 transactions over 16 keys, each key once per transaction (as planning leaves them),
+    /// point locks (C_x, C_s).
     pub(in crate::protocols::vll) fn random_queue(rng: &mut impl Rng) -> Vec<T> {
+        random_queue_of(rng, &[ScaKind::Cx, ScaKind::Cs])
+    }
+
+    /// The same with locks of `kinds`.
+    fn random_queue_of(rng: &mut impl Rng, kinds: &[ScaKind]) -> Vec<T> {
         let n = rng.gen_range(1..12);
         (0..n)
             .map(|_| {
-                let mut locks: Vec<(u64, bool)> = (0..rng.gen_range(1..5))
-                    .map(|_| (rng.gen_range(0..16u64), rng.gen_bool(0.5)))
+                let mut locks: Vec<(u64, ScaKind)> = (0..rng.gen_range(1..5))
+                    .map(|_| {
+                        (
+                            rng.gen_range(0..16u64),
+                            kinds[rng.gen_range(0..kinds.len())],
+                        )
+                    })
                     .collect();
-                locks.sort();
+                locks.sort_by_key(|l| l.0);
                 locks.dedup_by_key(|l| l.0);
                 T {
                     blocked: rng.gen_bool(0.6),
@@ -305,15 +414,15 @@ pub(super) mod tests {
         let q = [
             T {
                 blocked: false,
-                locks: vec![(y, true)],
+                locks: vec![(y, ScaKind::Cx)],
             },
             T {
                 blocked: true,
-                locks: vec![(x, true), (z, true)],
+                locks: vec![(x, ScaKind::Cx), (z, ScaKind::Cx)],
             },
             T {
                 blocked: true,
-                locks: vec![(z, true)],
+                locks: vec![(z, ScaKind::Cx)],
             },
         ];
         assert_eq!(run(&mut Sca::new(), &q), Some(1));
@@ -321,7 +430,7 @@ pub(super) mod tests {
         // counters alone cannot tell, because C (older, blocked) marked z.
         let mut with_a = vec![T {
             blocked: false,
-            locks: vec![(x, true)],
+            locks: vec![(x, ScaKind::Cx)],
         }];
         with_a.extend(q.iter().cloned());
         assert_eq!(run(&mut Sca::new(), &with_a), None);
@@ -404,16 +513,16 @@ pub(super) mod tests {
     fn ineligible_transactions_are_passed_over_but_keep_their_marks() {
         let mut sca = Sca::new();
         let fa = Footprint {
-            reads: vec![],
             writes: vec![sca.offset(1)],
+            ..Footprint::default()
         };
         let fb = Footprint {
             reads: vec![sca.offset(1)],
-            writes: vec![],
+            ..Footprint::default()
         };
         let fc = Footprint {
-            reads: vec![],
             writes: vec![sca.offset(2)],
+            ..Footprint::default()
         };
         let q = |e: [bool; 3]| {
             [&fa, &fb, &fc]
@@ -457,5 +566,94 @@ pub(super) mod tests {
             !sca.passed_over(),
             "b conflicts with the running a: nobody could run it"
         );
+    }
+
+    /// Fig. 5's matrix, cell by cell, as SCA applies it: a blocked transaction of each kind behind a
+    /// running one of each kind on the same id is found exactly when the two kinds do not conflict
+    /// (intentions never conflict with each other; I_s only with C_x).
+    #[test]
+    fn intentions_conflict_as_fig_5_says() {
+        use ScaKind::*;
+        let all = [Cx, Cs, Ix, Is];
+        // Fig. 5, rows and columns in the order of `all`.
+        const FIG_5: [[bool; 4]; 4] = [
+            [true, true, true, true],
+            [true, false, true, false],
+            [true, true, false, false],
+            [true, false, false, false],
+        ];
+        let at = |k| all.iter().position(|&a| a == k).unwrap();
+        let expected = |a, b| FIG_5[at(a)][at(b)];
+        let mut sca = Sca::new();
+        for held in all {
+            for wanted in all {
+                assert_eq!(held.conflicts(wanted), expected(held, wanted));
+                assert_eq!(held.conflicts(wanted), wanted.conflicts(held), "symmetric");
+                let q = [
+                    T {
+                        blocked: false,
+                        locks: vec![(5, held)],
+                    },
+                    T {
+                        blocked: true,
+                        locks: vec![(5, wanted)],
+                    },
+                ];
+                let found = run(&mut sca, &q);
+                assert_eq!(
+                    found.is_none(),
+                    expected(held, wanted),
+                    "{held:?} then {wanted:?}"
+                );
+                // Blocked behind a blocked one: the same (a failed candidate still marks).
+                let q = [
+                    T {
+                        blocked: false,
+                        locks: vec![(6, Cx)],
+                    },
+                    T {
+                        blocked: true,
+                        locks: vec![(6, Cx), (5, held)],
+                    },
+                    T {
+                        blocked: true,
+                        locks: vec![(5, wanted)],
+                    },
+                ];
+                let found = run(&mut sca, &q);
+                assert_eq!(found, (!expected(held, wanted)).then_some(2));
+            }
+        }
+        // Point-lock SCA never allocates the intention arrays.
+        let mut point = Sca::new();
+        run(
+            &mut point,
+            &random_queue(&mut rand::rngs::SmallRng::seed_from_u64(1)),
+        );
+        assert!(point.dix.is_empty() && point.dis.is_empty());
+        assert!(!sca.dix.is_empty());
+    }
+
+    /// With all four kinds, `select` finds the oldest transaction the Fig. 5 oracle says may run and
+    /// `select_all` every one of them; tiny arrays only ever miss.
+    #[test]
+    fn with_intentions_agrees_with_a_fig_5_oracle_on_random_queues() {
+        let kinds = [ScaKind::Cx, ScaKind::Cs, ScaKind::Ix, ScaKind::Is];
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(23);
+        for bits in [SCA_BITS, 2, 5] {
+            let mut sca = Sca::with_bits(bits);
+            for _ in 0..3_000 {
+                let q = random_queue_of(&mut rng, &kinds);
+                let want = runnable(&q);
+                let (got, all) = (run(&mut sca, &q), run_all(&mut sca, &q));
+                if bits == SCA_BITS {
+                    assert_eq!(got, want.first().copied(), "{q:?}");
+                    assert_eq!(all, want, "{q:?}");
+                } else {
+                    assert!(got.is_none_or(|i| want.contains(&i)), "{bits} bits: {q:?}");
+                    assert!(all.iter().all(|i| want.contains(i)), "{bits} bits: {q:?}");
+                }
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@
 //! ([`Access::unlocked_in`]); execution lets them through without one.
 
 use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
-use super::sca::lock_id;
+use super::sca::{lock_id, ScaKind};
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, AccessKind, Target, TxResult};
 use std::marker::PhantomData;
@@ -98,8 +98,8 @@ pub trait LockScheme: Send + Sync + 'static {
     /// Whether `locks` cover every key in `lo..=hi`, present or not, for reading.
     fn allows_range(locks: &[Self::Request], table: TableId, lo: u64, hi: u64) -> bool;
 
-    /// The lock ids SCA hashes for `r`, with whether each is exclusive.
-    fn sca_keys(r: &Self::Request, f: &mut dyn FnMut(u64, bool));
+    /// The lock ids SCA hashes for `r`, each with the counter it marks.
+    fn sca_keys(r: &Self::Request, f: &mut dyn FnMut(u64, ScaKind));
 }
 
 /// VLL's point locks: a C_X/C_S pair per record, kept by counter store `C` (colocated or arrayed).
@@ -259,7 +259,10 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         counters::count_in(locks, table, lo, hi) as u64 == hi - lo + 1
     }
     #[inline]
-    fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, bool)) {
-        f(lock_id(r.table, r.key), r.mode == Mode::Exclusive)
+    fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, ScaKind)) {
+        f(
+            lock_id(r.table, r.key),
+            ScaKind::point(r.mode == Mode::Exclusive),
+        )
     }
 }

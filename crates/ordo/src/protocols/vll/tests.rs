@@ -612,6 +612,8 @@ fn contended_runs_are_serializable_under_every_flavor() {
     contended_run::<WithSca>(Drive::Loop, 3, 3_000, 16, 1, false);
     contended_run::<ArrayedCounters>(Drive::Loop, 4, 2_000, 4, 4, true);
     contended_run::<Ranges>(Drive::Loop, 4, 2_000, 4, 4, true);
+    contended_run::<RangesSca>(Drive::Loop, 4, 2_000, 2, 4, true);
+    contended_run::<RangesSca>(Drive::Loop, 3, 2_000, 16, 1, false);
 }
 
 /// Transactions handed one at a time to `execute` by more threads than cores: a blocked one waits
@@ -623,6 +625,7 @@ fn one_at_a_time_callers_are_serializable_under_every_flavor() {
     contended_run::<WithSca>(Drive::Execute, 4, 2_000, 1, 1, true);
     contended_run::<WithSca>(Drive::Execute, 3, 2_000, 2, 1, false);
     contended_run::<Ranges>(Drive::Execute, 3, 1_000, 1, 1, true);
+    contended_run::<RangesSca>(Drive::Execute, 3, 1_000, 1, 1, true);
 }
 
 fn run_threads<F: Flavor>(p: &Vll<F>, threads: u32, per_thread: u64) {
@@ -654,12 +657,19 @@ fn counters_return_to_zero_after_a_run() {
     let p = Vll::<Basic>::with_config(test_db(), &cfg);
     run_threads(&p, 3, 2_000);
     colocated_zero(&p);
-    let p = Vll::<Ranges>::with_config(test_db(), &cfg);
-    run_threads(&p, 3, 1_000);
-    assert!(
-        p.partition_state().with_locks(|t| t.is_empty()),
-        "every VLLR prefix counter back to zero"
-    );
+    for sca in [false, true] {
+        let db = test_db();
+        let empty = if sca {
+            let p = Vll::<RangesSca>::with_config(db, &cfg);
+            run_threads(&p, 3, 1_000);
+            p.partition_state().with_locks(|t| t.is_empty())
+        } else {
+            let p = Vll::<Ranges>::with_config(db, &cfg);
+            run_threads(&p, 3, 1_000);
+            p.partition_state().with_locks(|t| t.is_empty())
+        };
+        assert!(empty, "every VLLR prefix counter back to zero (SCA: {sca})");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1154,6 +1164,7 @@ fn conformance_single_thread_semantics() {
     conformance::single_thread_semantics::<Vll<WithSca>>();
     conformance::single_thread_semantics::<Vll<ArrayedCounters>>();
     conformance::single_thread_semantics::<Vll<Ranges>>();
+    conformance::single_thread_semantics::<Vll<RangesSca>>();
 }
 
 #[test]
@@ -1162,12 +1173,14 @@ fn conformance_read_only_tables() {
     conformance::read_only_tables::<Vll<WithSca>>();
     conformance::read_only_tables::<Vll<ArrayedCounters>>();
     conformance::read_only_tables::<Vll<Ranges>>();
+    conformance::read_only_tables::<Vll<RangesSca>>();
 }
 
 #[test]
 fn conformance_abort_undoes_writes() {
     conformance::abort_undoes_writes::<Vll<Basic>>();
     conformance::abort_undoes_writes::<Vll<Ranges>>();
+    conformance::abort_undoes_writes::<Vll<RangesSca>>();
 }
 
 /// `conformance::no_dirty_read` opens two interactive transactions on one thread, which VLL cannot do

@@ -30,7 +30,7 @@
 //! number. A sequence number names its lane in its low bits. A queue owned by one thread (a
 //! deterministic scheduler, single-threaded VLL) has one lane, and is the plain queue.
 
-use super::sca::{Footprint, Sca, ScaCandidate};
+use super::sca::{Footprint, Sca, ScaCandidate, ScaKind};
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
 
@@ -240,8 +240,7 @@ impl<T> TxnQueue<T> {
     fn recycle(&mut self, fp: Option<Box<Footprint>>) {
         if let Some(mut fp) = fp {
             if self.spare.len() < 64 {
-                fp.reads.clear();
-                fp.writes.clear();
+                fp.clear();
                 self.spare.push(fp);
             }
         }
@@ -325,7 +324,7 @@ impl<T> TxnQueue<T> {
         &mut self,
         sca: &mut Sca,
         eligible: impl FnMut(&T) -> bool,
-        keys: impl FnMut(&T, &mut dyn FnMut(u64, bool)),
+        keys: impl FnMut(&T, &mut dyn FnMut(u64, ScaKind)),
     ) -> Option<Seq> {
         self.footprints(sca, keys);
         let i = sca.select(self.candidates(eligible))?;
@@ -340,7 +339,7 @@ impl<T> TxnQueue<T> {
         &mut self,
         sca: &mut Sca,
         eligible: impl FnMut(&T) -> bool,
-        keys: impl FnMut(&T, &mut dyn FnMut(u64, bool)),
+        keys: impl FnMut(&T, &mut dyn FnMut(u64, ScaKind)),
         found: &mut Vec<Seq>,
     ) {
         self.footprints(sca, keys);
@@ -361,7 +360,7 @@ impl<T> TxnQueue<T> {
     }
 
     /// Hashes the keys of every entry SCA has not met yet (once per entry: cached in its slot).
-    fn footprints(&mut self, sca: &Sca, mut keys: impl FnMut(&T, &mut dyn FnMut(u64, bool))) {
+    fn footprints(&mut self, sca: &Sca, mut keys: impl FnMut(&T, &mut dyn FnMut(u64, ScaKind))) {
         let TxnQueue { lanes, spare, .. } = self;
         for s in lanes
             .iter_mut()
@@ -370,7 +369,7 @@ impl<T> TxnQueue<T> {
         {
             if s.footprint.is_none() {
                 let mut fp = spare.pop().unwrap_or_default();
-                keys(&s.payload, &mut |id, x| fp.add(sca, id, x));
+                keys(&s.payload, &mut |id, kind| fp.add(sca, id, kind));
                 s.footprint = Some(fp);
             }
         }
