@@ -80,6 +80,13 @@ struct Request {
     converting: bool,
 }
 
+impl Request {
+    /// Whether it is granted in `mode` or a stronger one (a pending conversion is granted in none).
+    fn holds(&self, mode: Mode) -> bool {
+        self.granted && !self.converting && self.mode >= mode
+    }
+}
+
 /// The lock of one record: its granted group and its request queue (granted requests first, then the
 /// waiting ones in arrival order).
 #[derive(Debug, Default)]
@@ -302,7 +309,7 @@ impl LockTable {
             chain.heads[i]
                 .queue
                 .iter()
-                .any(|r| r.owner == owner && r.granted && !r.converting && r.mode >= mode)
+                .any(|r| r.owner == owner && r.holds(mode))
         })
     }
 
@@ -335,8 +342,7 @@ impl LockTable {
             return Poll::Waiting(0);
         };
         let queue = &chain.heads[i].queue;
-        let me = queue[p];
-        if me.granted && !me.converting && me.mode >= mode {
+        if queue[p].holds(mode) {
             Poll::Granted
         } else {
             Poll::Waiting(blockers_of(queue, p))
