@@ -16,7 +16,7 @@
 //! SCA here keeps one bit array per kind (C_x, C_s, I_x, I_s) over the counters' hashed slots, so
 //! two intentions never look like a conflict (with one exclusive array for I_x every writer's
 //! intention on the empty prefix would make every younger one look conflicting), as the `vllr-sca`
-//! protocol's SCA does ([`crate::protocols::vll::sca::ScaKind`]). Slots that collide give false
+//! protocol's SCA does ([`crate::protocols::vll::sca::Footprint`]). Slots that collide give false
 //! conflicts only.
 
 use super::{longest_shared_prefix, KeyRange, Mode, RangeLockManager, TxnId};

@@ -51,11 +51,12 @@
 //! `ORDO_VLL_STATS=1` prints the lock-manager thread's counts when it ends (admitted, blocked, run by
 //! the head rule, SCA passes, finds and queue entries walked).
 
-use super::plan::{LockRequest, Mode};
+use super::plan::LockRequest;
 use super::scheduler::{Scheduler, SeqSlab};
 use super::{Deterministic, Flavor};
 use crate::protocols::vll::counters::{Arrayed, CounterStore, Counters};
-use crate::protocols::vll::sca::{lock_id, Sca, ScaKind};
+use crate::protocols::vll::prefix::Kind;
+use crate::protocols::vll::sca::{lock_id, Sca};
 use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::vll::DEFAULT_BLOCKED_LIMIT;
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
@@ -152,10 +153,7 @@ impl ArrayedVll {
             |_| true,
             |t, mark| {
                 for l in &t.locks {
-                    mark(
-                        lock_id(l.table, l.key),
-                        ScaKind::point(l.mode == Mode::Exclusive),
-                    );
+                    mark(lock_id(l.table, l.key), Kind::of_lock(l.mode));
                 }
             },
             &mut found,
@@ -248,6 +246,7 @@ pub type CalvinVll = Deterministic<ArrayedVll>;
 
 #[cfg(test)]
 mod tests {
+    use super::super::plan::Mode;
     use super::*;
 
     fn x(key: u64) -> LockRequest {

@@ -77,11 +77,12 @@
 
 use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
 use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
+use crate::protocols::deterministic::plan::LockRequest;
 #[cfg(doc)]
 use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
-use crate::protocols::deterministic::plan::{LockRequest, Mode};
 use crate::protocols::vll::counters::{Arrayed, Colocated, CounterStore, VllCounters};
-use crate::protocols::vll::sca::{lock_id, Sca, ScaKind};
+use crate::protocols::vll::prefix::Kind;
+use crate::protocols::vll::sca::{lock_id, Sca};
 use crate::protocols::vll::txn_queue::{TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
@@ -159,10 +160,7 @@ impl<L: Layout> Partition<L> {
                 |_| true,
                 |e, mark| {
                     for l in &e.locks {
-                        mark(
-                            lock_id(l.table, l.key),
-                            ScaKind::point(l.mode == Mode::Exclusive),
-                        );
+                        mark(lock_id(l.table, l.key), Kind::of_lock(l.mode));
                     }
                 },
             );

@@ -83,7 +83,7 @@
 //! everything else is VLL as in the other files.
 
 use super::counters::{Mode, VllCounters};
-use super::sca::{lock_id, ScaKind};
+use super::sca::lock_id;
 use super::scheme::{mode_of, LockScheme};
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, Target, TxResult};
@@ -357,6 +357,13 @@ impl PrefixTable {
     /// Whether every counter is back to zero.
     pub fn is_empty(&self) -> bool {
         self.outstanding == 0
+    }
+}
+
+impl Kind {
+    /// The kind a lock in `mode` takes on its own prefix, a point lock's only one: C_x or C_s.
+    pub fn of_lock(mode: Mode) -> Kind {
+        kinds(mode).0
     }
 }
 
@@ -644,24 +651,21 @@ impl LockScheme for PrefixLocks {
         }
         true
     }
-    fn sca_keys(r: &VllrRequest, f: &mut dyn FnMut(u64, ScaKind)) {
+    fn sca_keys(r: &VllrRequest, f: &mut dyn FnMut(u64, Kind)) {
         // Each request marks the counter it increments (Fig. 5 decides in SCA as in the counters):
         // a record's C by its key, a shorter prefix's C and I by its hashed slot — two prefixes
         // sharing a slot share its marks, a false conflict at worst, as in the counters.
-        let c = |mode| ScaKind::point(mode == Mode::Exclusive);
         match *r {
-            VllrRequest::Record { lock, .. } => {
-                f(lock_id(lock.table, lock.prefix.bits), c(lock.mode))
-            }
-            VllrRequest::Prefix { lock, slot } => f(lock_id(SLOT_TABLE, slot as u64), c(lock.mode)),
-            VllrRequest::Intent { slot, mode } => f(
-                lock_id(SLOT_TABLE, slot as u64),
-                if mode == Mode::Exclusive {
-                    ScaKind::Ix
-                } else {
-                    ScaKind::Is
-                },
+            VllrRequest::Record { lock, .. } => f(
+                lock_id(lock.table, lock.prefix.bits),
+                Kind::of_lock(lock.mode),
             ),
+            VllrRequest::Prefix { lock, slot } => {
+                f(lock_id(SLOT_TABLE, slot as u64), Kind::of_lock(lock.mode))
+            }
+            VllrRequest::Intent { slot, mode } => {
+                f(lock_id(SLOT_TABLE, slot as u64), kinds(mode).1)
+            }
         }
     }
 }

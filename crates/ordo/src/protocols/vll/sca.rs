@@ -22,7 +22,7 @@
 //! ```
 //!
 //! VLLR (§2.7) locks prefixes with four counters, C_x, C_s, I_x and I_s, whose conflicts are Fig. 5's
-//! matrix rather than read/write ([`ScaKind::conflicts`]); its SCA keeps two more arrays, D_IX and
+//! matrix rather than read/write ([`super::prefix::conflicts`]); its SCA keeps two more arrays, D_IX and
 //! D_IS, for the intentions, allocated the first time a transaction with intentions is scanned (so
 //! point-lock SCA never touches them). Two arrays alone would have to mark an I_x as exclusive, and
 //! every writer's intention on a table's empty prefix would then conflict with every other's.
@@ -34,6 +34,8 @@
 //! This module knows nothing about queues or threads: it takes any oldest-first sequence of
 //! [`ScaCandidate`]s. [`super::txn_queue::TxnQueue::sca`] feeds it a VLL TxnQueue.
 
+use super::prefix::Kind;
+
 /// Bits in each of D_X and D_S (100 kB each, so both fit in a 256 kB L2 cache).
 pub const SCA_BITS: u32 = 819_200;
 
@@ -41,39 +43,6 @@ pub const SCA_BITS: u32 = 819_200;
 #[inline]
 pub fn lock_id(table: u32, key: u64) -> u64 {
     key ^ (table as u64).rotate_right(8)
-}
-
-/// How a lock request marks its id: one of VLLR's four counters (§2.7, Fig. 5); VLL's point locks
-/// use only the first two, as an exclusive (write) or shared (read) lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScaKind {
-    /// C_x: an exclusive lock (VLL: a write).
-    Cx,
-    /// C_s: a shared lock (VLL: a read).
-    Cs,
-    /// I_x: an exclusive lock somewhere below this prefix.
-    Ix,
-    /// I_s: a shared lock somewhere below this prefix.
-    Is,
-}
-
-impl ScaKind {
-    /// A point lock's kind: C_x if exclusive, else C_s.
-    #[inline]
-    pub fn point(exclusive: bool) -> Self {
-        if exclusive {
-            ScaKind::Cx
-        } else {
-            ScaKind::Cs
-        }
-    }
-
-    /// Fig. 5: whether two requests of these kinds on one id conflict. C_x conflicts with
-    /// everything, C_s with C_x and I_x, I_x with C_x and C_s, I_s with C_x only.
-    pub fn conflicts(self, other: ScaKind) -> bool {
-        use ScaKind::*;
-        matches!((self, other), (Cx, _) | (_, Cx) | (Cs, Ix) | (Ix, Cs))
-    }
 }
 
 /// The bit arrays, reused across calls.
@@ -103,13 +72,13 @@ pub struct Footprint {
 
 impl Footprint {
     /// Adds lock `id` of kind `kind`, hashed for `sca`.
-    pub fn add(&mut self, sca: &Sca, id: u64, kind: ScaKind) {
+    pub fn add(&mut self, sca: &Sca, id: u64, kind: Kind) {
         let j = sca.offset(id);
         match kind {
-            ScaKind::Cx => self.writes.push(j),
-            ScaKind::Cs => self.reads.push(j),
-            ScaKind::Ix => self.intent_writes.push(j),
-            ScaKind::Is => self.intent_reads.push(j),
+            Kind::Cx => self.writes.push(j),
+            Kind::Cs => self.reads.push(j),
+            Kind::Ix => self.intent_writes.push(j),
+            Kind::Is => self.intent_reads.push(j),
         }
     }
 
@@ -328,6 +297,7 @@ impl Sca {
 /// SCA's oracle and random queues, also used by the TxnQueue's tests.
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::prefix::conflicts as fig_5;
     use super::*;
     use rand::{Rng, SeedableRng};
 
@@ -335,7 +305,7 @@ pub(super) mod tests {
     #[derive(Clone, Debug)]
     pub(in crate::protocols::vll) struct T {
         pub blocked: bool,
-        pub locks: Vec<(u64, ScaKind)>,
+        pub locks: Vec<(u64, Kind)>,
     }
 
     /// Each transaction's footprint, hashed for `sca`.
@@ -368,7 +338,7 @@ pub(super) mod tests {
     fn conflicts(a: &T, b: &T) -> bool {
         a.locks
             .iter()
-            .any(|&(k, x)| b.locks.iter().any(|&(k2, x2)| k == k2 && x.conflicts(x2)))
+            .any(|&(k, x)| b.locks.iter().any(|&(k2, x2)| k == k2 && fig_5(x, x2)))
     }
 
     /// The oracle: every blocked transaction that conflicts with no older one.
@@ -381,15 +351,15 @@ pub(super) mod tests {
     /// 1 to 11 transactions over 16 keys, each key once per transaction (as planning leaves them),
     /// point locks (C_x, C_s).
     pub(in crate::protocols::vll) fn random_queue(rng: &mut impl Rng) -> Vec<T> {
-        random_queue_of(rng, &[ScaKind::Cx, ScaKind::Cs])
+        random_queue_of(rng, &[Kind::Cx, Kind::Cs])
     }
 
     /// The same with locks of `kinds`.
-    fn random_queue_of(rng: &mut impl Rng, kinds: &[ScaKind]) -> Vec<T> {
+    fn random_queue_of(rng: &mut impl Rng, kinds: &[Kind]) -> Vec<T> {
         let n = rng.gen_range(1..12);
         (0..n)
             .map(|_| {
-                let mut locks: Vec<(u64, ScaKind)> = (0..rng.gen_range(1..5))
+                let mut locks: Vec<(u64, Kind)> = (0..rng.gen_range(1..5))
                     .map(|_| {
                         (
                             rng.gen_range(0..16u64),
@@ -414,15 +384,15 @@ pub(super) mod tests {
         let q = [
             T {
                 blocked: false,
-                locks: vec![(y, ScaKind::Cx)],
+                locks: vec![(y, Kind::Cx)],
             },
             T {
                 blocked: true,
-                locks: vec![(x, ScaKind::Cx), (z, ScaKind::Cx)],
+                locks: vec![(x, Kind::Cx), (z, Kind::Cx)],
             },
             T {
                 blocked: true,
-                locks: vec![(z, ScaKind::Cx)],
+                locks: vec![(z, Kind::Cx)],
             },
         ];
         assert_eq!(run(&mut Sca::new(), &q), Some(1));
@@ -430,7 +400,7 @@ pub(super) mod tests {
         // counters alone cannot tell, because C (older, blocked) marked z.
         let mut with_a = vec![T {
             blocked: false,
-            locks: vec![(x, ScaKind::Cx)],
+            locks: vec![(x, Kind::Cx)],
         }];
         with_a.extend(q.iter().cloned());
         assert_eq!(run(&mut Sca::new(), &with_a), None);
@@ -573,7 +543,7 @@ pub(super) mod tests {
     /// (intentions never conflict with each other; I_s only with C_x).
     #[test]
     fn intentions_conflict_as_fig_5_says() {
-        use ScaKind::*;
+        use Kind::*;
         let all = [Cx, Cs, Ix, Is];
         // Fig. 5, rows and columns in the order of `all`.
         const FIG_5: [[bool; 4]; 4] = [
@@ -587,8 +557,8 @@ pub(super) mod tests {
         let mut sca = Sca::new();
         for held in all {
             for wanted in all {
-                assert_eq!(held.conflicts(wanted), expected(held, wanted));
-                assert_eq!(held.conflicts(wanted), wanted.conflicts(held), "symmetric");
+                assert_eq!(fig_5(held, wanted), expected(held, wanted));
+                assert_eq!(fig_5(held, wanted), fig_5(wanted, held), "symmetric");
                 let q = [
                     T {
                         blocked: false,
@@ -638,7 +608,7 @@ pub(super) mod tests {
     /// `select_all` every one of them; tiny arrays only ever miss.
     #[test]
     fn with_intentions_agrees_with_a_fig_5_oracle_on_random_queues() {
-        let kinds = [ScaKind::Cx, ScaKind::Cs, ScaKind::Ix, ScaKind::Is];
+        let kinds = [Kind::Cx, Kind::Cs, Kind::Ix, Kind::Is];
         let mut rng = rand::rngs::SmallRng::seed_from_u64(23);
         for bits in [SCA_BITS, 2, 5] {
             let mut sca = Sca::with_bits(bits);

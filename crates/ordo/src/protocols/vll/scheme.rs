@@ -17,7 +17,8 @@
 //! ([`Access::unlocked_in`]); execution lets them through without one.
 
 use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
-use super::sca::{lock_id, ScaKind};
+use super::prefix::Kind;
+use super::sca::lock_id;
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, AccessKind, Target, TxResult};
 use std::marker::PhantomData;
@@ -99,7 +100,7 @@ pub trait LockScheme: Send + Sync + 'static {
     fn allows_range(locks: &[Self::Request], table: TableId, lo: u64, hi: u64) -> bool;
 
     /// The lock ids SCA hashes for `r`, each with the counter it marks.
-    fn sca_keys(r: &Self::Request, f: &mut dyn FnMut(u64, ScaKind));
+    fn sca_keys(r: &Self::Request, f: &mut dyn FnMut(u64, Kind));
 }
 
 /// VLL's point locks: a C_X/C_S pair per record, kept by counter store `C` (colocated or arrayed).
@@ -259,10 +260,7 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         counters::count_in(locks, table, lo, hi) as u64 == hi - lo + 1
     }
     #[inline]
-    fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, ScaKind)) {
-        f(
-            lock_id(r.table, r.key),
-            ScaKind::point(r.mode == Mode::Exclusive),
-        )
+    fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, Kind)) {
+        f(lock_id(r.table, r.key), Kind::of_lock(r.mode))
     }
 }

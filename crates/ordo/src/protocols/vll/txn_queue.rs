@@ -30,7 +30,8 @@
 //! number. A sequence number names its lane in its low bits. A queue owned by one thread (a
 //! deterministic scheduler, single-threaded VLL) has one lane, and is the plain queue.
 
-use super::sca::{Footprint, Sca, ScaCandidate, ScaKind};
+use super::prefix::Kind;
+use super::sca::{Footprint, Sca, ScaCandidate};
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
 
@@ -324,7 +325,7 @@ impl<T> TxnQueue<T> {
         &mut self,
         sca: &mut Sca,
         eligible: impl FnMut(&T) -> bool,
-        keys: impl FnMut(&T, &mut dyn FnMut(u64, ScaKind)),
+        keys: impl FnMut(&T, &mut dyn FnMut(u64, Kind)),
     ) -> Option<Seq> {
         self.footprints(sca, keys);
         let i = sca.select(self.candidates(eligible))?;
@@ -339,7 +340,7 @@ impl<T> TxnQueue<T> {
         &mut self,
         sca: &mut Sca,
         eligible: impl FnMut(&T) -> bool,
-        keys: impl FnMut(&T, &mut dyn FnMut(u64, ScaKind)),
+        keys: impl FnMut(&T, &mut dyn FnMut(u64, Kind)),
         found: &mut Vec<Seq>,
     ) {
         self.footprints(sca, keys);
@@ -360,7 +361,7 @@ impl<T> TxnQueue<T> {
     }
 
     /// Hashes the keys of every entry SCA has not met yet (once per entry: cached in its slot).
-    fn footprints(&mut self, sca: &Sca, mut keys: impl FnMut(&T, &mut dyn FnMut(u64, ScaKind))) {
+    fn footprints(&mut self, sca: &Sca, mut keys: impl FnMut(&T, &mut dyn FnMut(u64, Kind))) {
         let TxnQueue { lanes, spare, .. } = self;
         for s in lanes
             .iter_mut()
