@@ -257,20 +257,30 @@ pub fn prefetch_declared<P: Program, M: Default + Send + Sync>(program: &P, db: 
 /// index entry, then every key's record (its probe then hits the cache). Tight, so that the
 /// out-of-order window spans several keys' probes and their misses overlap.
 pub fn prefetch_accesses<M: Default + Send + Sync>(accesses: &[Access], db: &Database<M>) {
-    let keys = || {
-        accesses.iter().filter_map(|a| match a.target {
-            Target::Key(k) if (a.table as usize) < db.tables().len() => {
-                Some((db.table(a.table), k))
-            }
-            _ => None,
-        })
-    };
-    for (t, k) in keys() {
-        t.prefetch_index(k);
-    }
-    for (t, k) in keys() {
+    prefetch_index_entries(accesses, db);
+    for (t, k) in point_keys(accesses, db) {
         t.prefetch_row(k);
     }
+}
+
+/// The first round of [`prefetch_accesses`] alone: starts loading the index entry of every declared
+/// key, for a caller that probes every key next anyway and prefetches each record as its probe
+/// finds it (VLL's planning).
+pub fn prefetch_index_entries<M: Default + Send + Sync>(accesses: &[Access], db: &Database<M>) {
+    for (t, k) in point_keys(accesses, db) {
+        t.prefetch_index(k);
+    }
+}
+
+/// The point accesses of `accesses` to tables that exist, as (table, key).
+fn point_keys<'a, M: Default + Send + Sync>(
+    accesses: &'a [Access],
+    db: &'a Database<M>,
+) -> impl Iterator<Item = (&'a crate::storage::Table<M>, u64)> + 'a {
+    accesses.iter().filter_map(|a| match a.target {
+        Target::Key(k) if (a.table as usize) < db.tables().len() => Some((db.table(a.table), k)),
+        _ => None,
+    })
 }
 
 /// Runs every piece of `program`, in order, inside `tx` (how interactive protocols execute programs).

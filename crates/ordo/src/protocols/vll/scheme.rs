@@ -51,8 +51,8 @@ pub trait LockScheme: Send + Sync + 'static {
 
     /// Fills `out` with the normalized requests for `accesses` (no duplicates, a transaction never
     /// conflicts with itself). Returns `false` when they cannot be expressed and the transaction must
-    /// run alone. With `prefetch` (only ever set when [`Self::PREFETCHES`]), first starts loading the
-    /// records of `accesses` ([`crate::txn::prefetch_accesses`]).
+    /// run alone. With `prefetch` (only ever set when [`Self::PREFETCHES`]), also starts loading the
+    /// records of `accesses`, as the harness would have ([`crate::txn::prefetch_accesses`]).
     fn plan(
         db: &Database<Self::Meta>,
         accesses: &[Access],
@@ -109,13 +109,16 @@ pub struct PointLocks<C>(PhantomData<C>);
 /// The per-record state of each counter layout.
 pub trait PointLayout: CounterStore<Self::Meta> + Default {
     type Meta: Default + Send + Sync + 'static;
-    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast.
+    /// The request for record `rid` of `t`, with whatever lets the layout find its counters fast;
+    /// with `prefetch`, also starts loading the record's first line (its version word, and the
+    /// colocated counters beside it).
     fn request_for(
         t: &crate::storage::Table<Self::Meta>,
         table: TableId,
         key: u64,
         rid: RowId,
         mode: Mode,
+        prefetch: bool,
     ) -> LockRequest;
 }
 impl PointLayout for Colocated {
@@ -127,22 +130,31 @@ impl PointLayout for Colocated {
         key: u64,
         rid: RowId,
         mode: Mode,
+        prefetch: bool,
     ) -> LockRequest {
+        let c = t.meta(rid);
+        if prefetch {
+            crate::storage::prefetch(c);
+        }
         // SAFETY: `t` is table `table` of the database the partition requests this in (planning
         // and the critical section both use the protocol's database, which outlives them).
-        unsafe { LockRequest::new(table, key, rid, mode).with_counters(t.meta(rid)) }
+        unsafe { LockRequest::new(table, key, rid, mode).with_counters(c) }
     }
 }
 impl PointLayout for counters::Arrayed {
     type Meta = ();
     #[inline]
     fn request_for(
-        _t: &crate::storage::Table<()>,
+        t: &crate::storage::Table<()>,
         table: TableId,
         key: u64,
         rid: RowId,
         mode: Mode,
+        prefetch: bool,
     ) -> LockRequest {
+        if prefetch {
+            crate::storage::prefetch(t.version(rid));
+        }
         LockRequest::new(table, key, rid, mode)
     }
 }
@@ -150,12 +162,14 @@ impl PointLayout for counters::Arrayed {
 /// Adds the request for (`table`, `key`) in `mode` to `out` (see [`PointLocks`]'s `plan`): while the
 /// list is short, a key already there is merged (a write wins over a read) instead of pushed, and
 /// `sig`, a 64-bit signature of the keys kept so far, spares the search for keys certainly new.
+/// With `prefetch`, the record's line starts loading as soon as the probe has found its slot.
 #[inline(always)]
 fn push_point<C: PointLayout>(
     t: &crate::storage::Table<C::Meta>,
     table: TableId,
     key: u64,
     mode: Mode,
+    prefetch: bool,
     sig: &mut u64,
     out: &mut Vec<LockRequest>,
 ) {
@@ -174,7 +188,7 @@ fn push_point<C: PointLayout>(
         Some(rid) => rid,
         None => t.get_or_create(key).0,
     };
-    out.push(C::request_for(t, table, key, rid, mode));
+    out.push(C::request_for(t, table, key, rid, mode, prefetch));
 }
 
 impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
@@ -191,12 +205,12 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         prefetch: bool,
     ) -> TxResult<bool> {
         out.clear();
-        // The harness's two prefetch rounds, as tight loops of their own: prefetching each record
-        // inside the loop below, once its probe has found the slot, saves the second probe per key
-        // but lets the out-of-order window span only about one key's misses (YCSB, 1 thread: 6%
-        // slower; see docs/results/vll.md, eighth pass).
+        // The harness prefetches in two tight rounds, every key's index entry and then, probing
+        // again, every key's record. Planning probes every key anyway (the slot rides in the
+        // request into execution), so only the first round runs here: the loop below starts each
+        // record's line loading as its probe finds the slot, one probe per key instead of two.
         if prefetch {
-            crate::txn::prefetch_accesses(accesses, db);
+            crate::txn::prefetch_index_entries(accesses, db);
         }
         // Normalization happens on the way in while the list is short (first-request order, each key
         // once, a write wins over a read; a 64-bit signature spares the search for keys certainly
@@ -204,17 +218,21 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         let mut sig = 0u64;
         for a in accesses {
             if a.unlocked_in(db)? {
+                // Read without a lock, but read all the same: its record is loaded like the others.
+                if let (true, Target::Key(k)) = (prefetch, a.target) {
+                    db.table(a.table).prefetch_row(k);
+                }
                 continue;
             }
             let t = db.table(a.table);
             let mode = mode_of(a);
             match a.target {
-                Target::Key(k) => push_point::<C>(t, a.table, k, mode, &mut sig, out),
+                Target::Key(k) => push_point::<C>(t, a.table, k, mode, prefetch, &mut sig, out),
                 Target::Range { lo, hi } if hi < lo => {}
                 Target::Range { lo, hi } if hi - lo >= POINT_RANGE_LIMIT => return Ok(false),
                 Target::Range { lo, hi } => {
                     for key in lo..=hi {
-                        push_point::<C>(t, a.table, key, mode, &mut sig, out);
+                        push_point::<C>(t, a.table, key, mode, false, &mut sig, out);
                     }
                 }
             }
