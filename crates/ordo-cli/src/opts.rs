@@ -79,7 +79,8 @@ pub struct ProtocolKnobs {
     #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT)]
     pub vll_blocked_limit: usize,
     /// VLL family: the most transactions a worker admits in one critical section while none blocks
-    /// (1 to 1024; 1 is the paper's one at a time; a batch also stops at 32 lock requests).
+    /// (1 to 1024; 1 is the paper's one at a time; a batch also stops at 8 lock requests per
+    /// member allowed, 32 at the default).
     #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_MAX_BATCH)]
     pub vll_batch: usize,
     /// `vll-sca`, `vllr-sca`: bits in each of SCA's bit arrays (64 to 134217728; the paper's 819200 =

@@ -176,10 +176,11 @@ struct Planned {
 /// A batch holds its locks from its critical section until the worker's next one, so batching only
 /// pays while conflicts are rare.
 ///
-/// A batch also stops growing once its members hold [`BATCH_LOCK_BUDGET`] lock requests: the gain
-/// is a fixed cost saved per transaction, the price a wait behind the members drawn earlier, which
-/// grows with their size. Ten-record `vll-micro` transactions batch by four, sixteen-request YCSB
-/// ones by two.
+/// A batch also stops growing once its members hold [`Batching::lock_budget`] lock requests,
+/// [`LOCKS_PER_MEMBER`] for each member `max` allows (32 at the default of four): the gain is a
+/// fixed cost saved per transaction, the price a wait behind the members drawn earlier, which grows
+/// with their size. At the default, ten-record `vll-micro` transactions batch by four,
+/// sixteen-request YCSB ones by two.
 ///
 /// A dependent transaction ends its batch and sets the next one back to one as a block does: its
 /// reconnaissance goes stale while it waits for the members drawn before it, and a stale one is
@@ -191,6 +192,11 @@ pub(super) struct Batching {
 }
 
 impl Batching {
+    /// Lock requests at which an admission batch stops drawing (see [`Batching`]).
+    pub(super) fn lock_budget(self) -> usize {
+        LOCKS_PER_MEMBER * self.max.max(1)
+    }
+
     /// The size of the next batch after one of size `cur` (`contended`: something was blocked, or
     /// a member was a dependent transaction).
     pub(super) fn next(self, cur: usize, contended: bool) -> usize {
@@ -202,8 +208,8 @@ impl Batching {
     }
 }
 
-/// Lock requests at which an admission batch stops drawing (see [`Batching`]).
-pub(super) const BATCH_LOCK_BUDGET: usize = 32;
+/// Lock requests an admission batch may hold for each member its `max` allows (see [`Batching`]).
+pub(super) const LOCKS_PER_MEMBER: usize = 8;
 
 type Req<F> = <<F as Flavor>::Scheme as LockScheme>::Request;
 type Worker<F> = super::txn::VllWorker<Req<F>>;
@@ -461,7 +467,7 @@ impl<F: Flavor> Vll<F> {
     }
 
     /// Draws up to `st.batch` new requests and plans their locks into `st.drawn` (a request whose
-    /// planning fails is settled at once), stopping early once they hold [`BATCH_LOCK_BUDGET`] lock
+    /// planning fails is settled at once), stopping early once they hold [`Batching::lock_budget`] lock
     /// requests. Returns whether the source is exhausted.
     fn draw<R: RequestSource>(
         &self,
@@ -470,8 +476,9 @@ impl<F: Flavor> Vll<F> {
         st: &mut LoopState<R::Program, Req<F>>,
     ) -> bool {
         let mut held = 0;
+        let budget = self.batching.lock_budget();
         for _ in 0..st.batch {
-            if held >= BATCH_LOCK_BUDGET {
+            if held >= budget {
                 break;
             }
             let mut program = st
