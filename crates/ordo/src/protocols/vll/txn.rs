@@ -73,11 +73,11 @@ pub struct VllTx<'w, S: LockScheme> {
     id: TxnId,
     aborted: Option<AbortReason>,
     done: bool,
-    /// The lock request the next operation most likely uses: programs usually touch their records in
-    /// the order they declared them, and short lock lists keep that order ([`LockScheme::covers`]);
-    /// a range walk stays on its prefix until it leaves the prefix's block
-    /// ([`LockScheme::covers_one`]).
-    next: usize,
+    /// The held lock requests from the one the next operation most likely uses on: programs usually
+    /// touch their records in the order they declared them, and short lock lists keep that order
+    /// ([`LockScheme::covers`]); a range walk stays on its prefix until it leaves the prefix's block
+    /// ([`LockScheme::covers_one`]). Empty when the fast path cannot apply (running alone, aborted).
+    ahead: &'w [S::Request],
 }
 
 /// How many keys ahead a walk under a range's prefix lock prefetches index entries.
@@ -99,6 +99,10 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         let id = w.ids.next_id();
         // The undo log is on unless `set_undo` turns it off for this transaction.
         w.exec.set_logging(true);
+        let ahead = match held {
+            Held::Locks(l) => l,
+            Held::Alone { .. } => &[],
+        };
         VllTx {
             db,
             part,
@@ -107,7 +111,7 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
             id,
             aborted: None,
             done: false,
-            next: 0,
+            ahead,
         }
     }
 
@@ -124,23 +128,19 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     /// inlined into every operation; the rest is [`Self::check_slow`].
     #[inline(always)]
     fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
-        if self.aborted.is_none() {
-            if let Held::Locks(l) = self.held {
-                if let Some(r) = l.get(self.next) {
-                    if let Some(found) = S::covers(r, table, key, write) {
-                        if S::covers_one(r) {
-                            self.next += 1;
-                        } else {
-                            // A range walk: its keys' index entries are scattered (hashed), and no
-                            // one probed them ahead (a point lock's planning did): start loading
-                            // the entry a few keys on while this one is worked on.
-                            self.db
-                                .table(table)
-                                .prefetch_index(key.wrapping_add(RANGE_PREFETCH_AHEAD));
-                        }
-                        return Ok(found);
-                    }
+        if let Some((r, rest)) = self.ahead.split_first() {
+            if let Some(found) = S::covers(r, table, key, write) {
+                if S::covers_one(r) {
+                    self.ahead = rest;
+                } else {
+                    // A range walk: its keys' index entries are scattered (hashed), and no one
+                    // probed them ahead (a point lock's planning did): start loading the entry a
+                    // few keys on while this one is worked on.
+                    self.db
+                        .table(table)
+                        .prefetch_index(key.wrapping_add(RANGE_PREFETCH_AHEAD));
                 }
+                return Ok(found);
             }
         }
         self.check_slow(table, key, write)
@@ -166,7 +166,7 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
             Held::Locks(l) => S::allows(l, table, key, write).map(|(i, rid)| {
                 // Go on from there: the next access most likely uses the request after it (or,
                 // for a range's prefix, this one again).
-                self.next = i + S::covers_one(&l[i]) as usize;
+                self.ahead = &l[i + S::covers_one(&l[i]) as usize..];
                 rid
             }),
         };
@@ -193,6 +193,7 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     fn fail_with(&mut self, a: Abort) -> Abort {
         self.finish(false);
         self.aborted = Some(a.reason);
+        self.ahead = &[];
         a
     }
 
