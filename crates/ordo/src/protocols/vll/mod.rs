@@ -83,9 +83,9 @@
 //!   instead of once per transaction. The batch doubles from 1 while nothing blocks and falls back to 1
 //!   on any block, so under contention admission is one at a time as in the paper. It stops growing
 //!   once its members hold 8 lock requests for each member allowed (`worker::LOCKS_PER_MEMBER`; 32
-//!   at the default: four `vll-micro` transactions, two YCSB ones), which bounds the wait it adds. A dependent transaction
-//!   (reconnaissance) ends its batch and counts as a block, since its reconnaissance goes stale while
-//!   it waits. The price is latency: a request waits for the ones drawn before it in its batch (p50
+//!   at the default: four `vll-micro` transactions, two YCSB ones), which bounds the wait it adds.
+//!   A dependent transaction (reconnaissance) ends its batch and counts as a block, since its
+//!   reconnaissance goes stale while it waits. The price is latency: a request waits for the ones drawn before it in its batch (p50
 //!   0.8 → 2.2 µs on `vll-micro` with batches of 4), and a batch's locks are held from its section to
 //!   the worker's next. `--vll-batch 1` gives the paper's one-at-a-time loop; see
 //!   `docs/results/vll.md` (sixth pass).

@@ -208,7 +208,9 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         // The harness prefetches in two tight rounds, every key's index entry and then, probing
         // again, every key's record. Planning probes every key anyway (the slot rides in the
         // request into execution), so only the first round runs here: the loop below starts each
-        // record's line loading as its probe finds the slot, one probe per key instead of two.
+        // record's line loading as its probe finds the slot, one probe per key instead of two
+        // (8,459 -> 8,000 instructions a `vll-micro` transaction; the records' requests go out one
+        // key's planning apart, which cost YCSB about a point: docs/results/vll.md, twentieth pass).
         if prefetch {
             crate::txn::prefetch_index_entries(accesses, db);
         }
