@@ -305,12 +305,10 @@ impl LockTable {
     /// polls.
     pub fn is_granted(&self, owner: Owner, table: TableId, rid: RowId, mode: Mode) -> bool {
         let chain = self.bucket(table, rid).lock();
-        chain.find(table, rid).is_some_and(|i| {
-            chain.heads[i]
-                .queue
-                .iter()
-                .any(|r| r.owner == owner && r.holds(mode))
-        })
+        // An owner has at most one request per record (a second one converts it).
+        chain
+            .request_of(table, rid, owner)
+            .is_some_and(|(i, p)| chain.heads[i].queue[p].holds(mode))
     }
 
     /// Waits until `owner`'s queued request on `(table, rid)` is granted in `mode`.

@@ -85,9 +85,9 @@
 //!   once its members hold 8 lock requests for each member allowed (`worker::LOCKS_PER_MEMBER`; 32
 //!   at the default: four `vll-micro` transactions, two YCSB ones), which bounds the wait it adds.
 //!   A dependent transaction (reconnaissance) ends its batch and counts as a block, since its
-//!   reconnaissance goes stale while it waits. The price is latency: a request waits for the ones drawn before it in its batch (p50
-//!   0.8 → 2.2 µs on `vll-micro` with batches of 4), and a batch's locks are held from its section to
-//!   the worker's next. `--vll-batch 1` gives the paper's one-at-a-time loop; see
+//!   reconnaissance goes stale while it waits. The price is latency: a request waits for the ones
+//!   drawn before it in its batch (p50 0.8 → 2.2 µs on `vll-micro` with batches of 4), and a
+//!   batch's locks are held from its section to the worker's next. `--vll-batch 1` gives the paper's one-at-a-time loop; see
 //!   `docs/results/vll.md` (sixth pass).
 //! * The critical section holds only the paper's work: counter increments/decrements, the queue
 //!   append/removal, two published words. Resolving keys to record slots (one index probe per key; the
@@ -155,8 +155,9 @@ pub const DEFAULT_BLOCKED_LIMIT: usize = 16;
 /// with the batch; 4 leaves room for more workers on one latch.
 pub const DEFAULT_MAX_BATCH: usize = 4;
 
-/// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`, `vllr-sca`); `ordo bench` and
-/// `ordo verify` set them with `--vll-blocked-limit`, `--vll-batch` and `--vll-sca-bits`.
+/// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`, `vllr-sca`);
+/// `ordo bench` and `ordo verify` set them with `--vll-blocked-limit`, `--vll-batch` and
+/// `--vll-sca-bits`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VllConfig {
     /// Admission stops while this many transactions are blocked in the TxnQueue (the most: a worker

@@ -209,21 +209,20 @@ impl Sca {
         mut safe: impl FnMut(usize) -> bool,
     ) {
         let Sca {
-            bits,
             dx,
             ds,
             dix,
             dis,
             touched,
             passed_over,
+            ..
         } = self;
         *passed_over = false;
         let mut any = false;
         for (i, t) in queue.into_iter().enumerate() {
             let fp = t.footprint;
             if dix.is_empty() && fp.has_intents() {
-                let words = bits.div_ceil(64) as usize;
-                (*dix, *dis) = (vec![0; words], vec![0; words]);
+                (*dix, *dis) = (vec![0; dx.len()], vec![0; dx.len()]);
             }
             // Some transaction of the scan may have marked an intention (point locks: never).
             let intents = !dix.is_empty();

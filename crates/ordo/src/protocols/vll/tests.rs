@@ -657,19 +657,21 @@ fn counters_return_to_zero_after_a_run() {
     let p = Vll::<Basic>::with_config(test_db(), &cfg);
     run_threads(&p, 3, 2_000);
     colocated_zero(&p);
-    for sca in [false, true] {
-        let db = test_db();
-        let empty = if sca {
-            let p = Vll::<RangesSca>::with_config(db, &cfg);
-            run_threads(&p, 3, 1_000);
-            p.partition_state().with_locks(|t| t.is_empty())
-        } else {
-            let p = Vll::<Ranges>::with_config(db, &cfg);
-            run_threads(&p, 3, 1_000);
-            p.partition_state().with_locks(|t| t.is_empty())
-        };
-        assert!(empty, "every VLLR prefix counter back to zero (SCA: {sca})");
-    }
+    assert!(
+        prefix_counters_drain::<Ranges>(&cfg),
+        "every VLLR prefix counter back to zero"
+    );
+    assert!(
+        prefix_counters_drain::<RangesSca>(&cfg),
+        "every VLLR prefix counter back to zero (SCA)"
+    );
+}
+
+/// Whether every prefix counter of a VLLR flavour is back to zero after a contended run.
+fn prefix_counters_drain<F: Flavor<Scheme = prefix::PrefixLocks>>(cfg: &VllConfig) -> bool {
+    let p = Vll::<F>::with_config(test_db(), cfg);
+    run_threads(&p, 3, 1_000);
+    p.partition_state().with_locks(|t| t.is_empty())
 }
 
 // ---------------------------------------------------------------------------------------------------
