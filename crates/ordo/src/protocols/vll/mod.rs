@@ -87,8 +87,8 @@
 //!   A dependent transaction (reconnaissance) ends its batch and counts as a block, since its
 //!   reconnaissance goes stale while it waits. The price is latency: a request waits for the ones
 //!   drawn before it in its batch (p50 0.8 → 2.2 µs on `vll-micro` with batches of 4), and a
-//!   batch's locks are held from its section to the worker's next. `--vll-batch 1` gives the paper's one-at-a-time loop; see
-//!   `docs/results/vll.md` (sixth pass).
+//!   batch's locks are held from its section to the worker's next. `--vll-batch 1` gives the
+//!   paper's one-at-a-time loop; see `docs/results/vll.md` (sixth pass).
 //! * The critical section holds only the paper's work: counter increments/decrements, the queue
 //!   append/removal, two published words. Resolving keys to record slots (one index probe per key; the
 //!   slot rides in the lock request into execution, which never probes again) and deduplication
