@@ -55,8 +55,7 @@ use super::plan::LockRequest;
 use super::scheduler::{Scheduler, SeqSlab};
 use super::{Deterministic, Flavor};
 use crate::protocols::vll::counters::{Arrayed, CounterStore, Counters};
-use crate::protocols::vll::prefix::Kind;
-use crate::protocols::vll::sca::{lock_id, Sca};
+use crate::protocols::vll::sca::{point_key, Sca};
 use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::vll::DEFAULT_BLOCKED_LIMIT;
 use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
@@ -153,7 +152,8 @@ impl ArrayedVll {
             |_| true,
             |t, mark| {
                 for l in &t.locks {
-                    mark(lock_id(l.table, l.key), Kind::of_lock(l.mode));
+                    let (id, kind) = point_key(l);
+                    mark(id, kind);
                 }
             },
             &mut found,

@@ -81,8 +81,7 @@ use crate::protocols::deterministic::plan::LockRequest;
 #[cfg(doc)]
 use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
 use crate::protocols::vll::counters::{Arrayed, Colocated, CounterStore, VllCounters};
-use crate::protocols::vll::prefix::Kind;
-use crate::protocols::vll::sca::{lock_id, Sca};
+use crate::protocols::vll::sca::{point_key, Sca};
 use crate::protocols::vll::txn_queue::{TxnQueue, TxnState};
 use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
@@ -160,7 +159,8 @@ impl<L: Layout> Partition<L> {
                 |_| true,
                 |e, mark| {
                     for l in &e.locks {
-                        mark(lock_id(l.table, l.key), Kind::of_lock(l.mode));
+                        let (id, kind) = point_key(l);
+                        mark(id, kind);
                     }
                 },
             );

@@ -45,6 +45,13 @@ pub fn lock_id(table: u32, key: u64) -> u64 {
     key ^ (table as u64).rotate_right(8)
 }
 
+/// What SCA marks for a point lock request: its record's [`lock_id`], and the counter (`D_X` or
+/// `D_S`) its mode sets. Every point-lock VLL (threaded, per partition, deterministic) marks this.
+#[inline]
+pub fn point_key(r: &super::counters::LockRequest) -> (u64, Kind) {
+    (lock_id(r.table, r.key), Kind::of_lock(r.mode))
+}
+
 /// The bit arrays, reused across calls.
 pub struct Sca {
     bits: u32,

@@ -18,7 +18,7 @@
 
 use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
 use super::prefix::Kind;
-use super::sca::lock_id;
+use super::sca::point_key;
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, AccessKind, Target, TxResult};
 use std::marker::PhantomData;
@@ -281,6 +281,7 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
     }
     #[inline]
     fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, Kind)) {
-        f(lock_id(r.table, r.key), Kind::of_lock(r.mode))
+        let (id, kind) = point_key(r);
+        f(id, kind)
     }
 }
