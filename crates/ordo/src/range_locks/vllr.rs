@@ -13,14 +13,15 @@
 //!                      (Fig. 5) set by an older transaction runs now
 //! ```
 //!
-//! SCA here keeps one bit array per kind (C_x, C_s, I_x, I_s) over the counters' hashed slots, so
-//! two intentions never look like a conflict (with one exclusive array for I_x every writer's
-//! intention on the empty prefix would make every younger one look conflicting), as the `vllr-sca`
-//! protocol's SCA does ([`crate::protocols::vll::sca::Footprint`]). Slots that collide give false
-//! conflicts only.
+//! SCA is the VLL family's ([`crate::protocols::vll::sca::Sca`], as `vllr-sca` runs it): four bit
+//! arrays, one per counter kind (C_x, C_s, I_x, I_s), marked at the counters' hashed slots, so two
+//! intentions never look like a conflict (with one exclusive array for I_x every writer's intention
+//! on the empty prefix would make every younger one look conflicting). Slots that collide give
+//! false conflicts only.
 
 use super::{longest_shared_prefix, KeyRange, Mode, RangeLockManager, TxnId};
-use crate::protocols::vll::prefix::{conflicts, slot_of, Kind, Prefix, PrefixTable, SLOT_BITS};
+use crate::protocols::vll::prefix::{kinds, slot_of, Kind, Prefix, PrefixTable, SLOT_BITS};
+use crate::protocols::vll::sca::{Footprint, Sca, ScaCandidate};
 use std::collections::VecDeque;
 
 /// The table id the prefixes are hashed under (one key space).
@@ -39,7 +40,8 @@ struct Entry {
     prefix: Prefix,
     mode: Mode,
     state: State,
-    /// Its SCA offsets are in `VllrRangeLocks::offsets` (computed on the first pass that meets it).
+    /// Its SCA footprint is in `VllrRangeLocks::footprints` (computed on the first pass that meets
+    /// it).
     hashed: bool,
 }
 
@@ -53,66 +55,21 @@ pub struct VllrRangeLocks {
     base: u64,
     /// Each transaction's sequence number.
     seq_of: Vec<u64>,
+    /// SCA's bit arrays, one bit per counter slot.
     sca: Option<Sca>,
-    /// With SCA, each transaction's counters as (slot, kind), hashed once per transaction (Fig. 4:
-    /// "cache each transaction's hashed offsets"); indexed by transaction id, reused.
-    offsets: Vec<Vec<(u32, Kind)>>,
-}
-
-/// SCA's bit arrays, one per counter kind, over the counters' slots.
-struct Sca {
-    bits: [Vec<u64>; 4],
-    touched: Vec<u32>,
-    /// A pass found nothing and no transaction has finished since.
+    /// With SCA: a pass found nothing and no transaction has finished since.
     dry: bool,
-}
-
-const KINDS: [Kind; 4] = [Kind::Cx, Kind::Cs, Kind::Ix, Kind::Is];
-
-fn kind_index(k: Kind) -> usize {
-    match k {
-        Kind::Cx => 0,
-        Kind::Cs => 1,
-        Kind::Ix => 2,
-        Kind::Is => 3,
-    }
+    /// With SCA, each transaction's counters by kind, at their slots, computed once per transaction
+    /// (Fig. 4: "cache each transaction's hashed offsets"); indexed by transaction id, reused.
+    footprints: Vec<Footprint>,
 }
 
 /// The counters a lock on `p` in `mode` takes: (slot, kind) for C on `p`, I on each shorter prefix.
 fn footprint(p: Prefix, mode: Mode) -> impl Iterator<Item = (u32, Kind)> {
-    let (c, i) = match mode {
-        Mode::Exclusive => (Kind::Cx, Kind::Ix),
-        Mode::Shared => (Kind::Cs, Kind::Is),
-    };
+    let (c, i) = kinds(mode);
     (0..p.len)
         .map(move |len| (slot_of(TABLE, p.ancestor(len)), i))
         .chain(std::iter::once((slot_of(TABLE, p), c)))
-}
-
-impl Sca {
-    fn new() -> Self {
-        let words = (1usize << SLOT_BITS) / 64;
-        Sca {
-            bits: std::array::from_fn(|_| vec![0; words]),
-            touched: Vec::new(),
-            dry: false,
-        }
-    }
-    fn test(&self, k: usize, slot: u32) -> bool {
-        self.bits[k][slot as usize / 64] >> (slot % 64) & 1 == 1
-    }
-    fn set(&mut self, k: usize, slot: u32) {
-        self.bits[k][slot as usize / 64] |= 1 << (slot % 64);
-        self.touched.push(slot);
-    }
-    fn clear(&mut self) {
-        for &s in &self.touched {
-            for b in &mut self.bits {
-                b[s as usize / 64] = 0;
-            }
-        }
-        self.touched.clear();
-    }
 }
 
 impl VllrRangeLocks {
@@ -125,8 +82,9 @@ impl VllrRangeLocks {
             queue: VecDeque::new(),
             base: 0,
             seq_of: Vec::new(),
-            sca: sca.then(Sca::new),
-            offsets: Vec::new(),
+            sca: sca.then(|| Sca::with_bits(1 << SLOT_BITS)),
+            dry: false,
+            footprints: Vec::new(),
         }
     }
 
@@ -200,44 +158,41 @@ impl RangeLockManager for VllrRangeLocks {
                 ready.push(front.txn);
             }
         }
-        if let Some(s) = &mut self.sca {
-            s.dry = false;
-        }
+        self.dry = false;
     }
 
     fn pick_blocked(&mut self) -> Option<TxnId> {
-        let sca = self.sca.as_mut().filter(|s| !s.dry)?;
-        let offsets = &mut self.offsets;
-        let mut found = None;
-        for e in self.queue.iter_mut().filter(|e| e.state != State::Done) {
-            if e.txn >= offsets.len() {
-                offsets.resize_with(e.txn + 1, Vec::new);
+        let VllrRangeLocks {
+            queue,
+            sca,
+            dry,
+            footprints,
+            ..
+        } = self;
+        let sca = sca.as_mut().filter(|_| !*dry)?;
+        let live = |e: &Entry| e.state != State::Done;
+        for e in queue.iter_mut().filter(|e| live(e) && !e.hashed) {
+            if e.txn >= footprints.len() {
+                footprints.resize_with(e.txn + 1, Footprint::default);
             }
-            let fp = &mut offsets[e.txn];
-            if !e.hashed {
-                fp.clear();
-                fp.extend(footprint(e.prefix, e.mode));
-                e.hashed = true;
+            let fp = &mut footprints[e.txn];
+            fp.clear();
+            for (slot, kind) in footprint(e.prefix, e.mode) {
+                fp.add_offset(slot, kind);
             }
-            // A running transaction only marks its counters; a blocked one is safe if none of them
-            // meets a conflicting kind an older transaction marked, and marks them either way.
-            let mut safe = e.state == State::Blocked;
-            for &(slot, k) in fp.iter() {
-                safe = safe
-                    && !KINDS
-                        .iter()
-                        .any(|&b| conflicts(k, b) && sca.test(kind_index(b), slot));
-                sca.set(kind_index(k), slot);
-            }
-            if safe {
-                e.state = State::Running;
-                found = Some(e.txn);
-                break;
-            }
+            e.hashed = true;
         }
-        sca.clear();
-        sca.dry = found.is_none();
-        found
+        // A running transaction only marks its counters; a blocked one is safe if none of them
+        // meets a kind that conflicts with it (Fig. 5) marked by an older transaction.
+        let found = sca.select(queue.iter().filter(|e| live(e)).map(|e| ScaCandidate {
+            blocked: e.state == State::Blocked,
+            eligible: e.state == State::Blocked,
+            footprint: &footprints[e.txn],
+        }));
+        *dry = found.is_none();
+        let e = queue.iter_mut().filter(|e| live(e)).nth(found?)?;
+        e.state = State::Running;
+        Some(e.txn)
     }
 
     fn is_empty(&self) -> bool {

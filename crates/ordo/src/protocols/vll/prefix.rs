@@ -367,7 +367,9 @@ impl Kind {
     }
 }
 
-fn kinds(mode: Mode) -> (Kind, Kind) {
+/// The kinds a lock in `mode` takes: on its own prefix (C_x or C_s), and on each shorter one
+/// (I_x or I_s).
+pub(crate) fn kinds(mode: Mode) -> (Kind, Kind) {
     match mode {
         Mode::Exclusive => (Kind::Cx, Kind::Ix),
         Mode::Shared => (Kind::Cs, Kind::Is),

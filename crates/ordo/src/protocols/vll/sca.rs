@@ -80,7 +80,12 @@ pub struct Footprint {
 impl Footprint {
     /// Adds lock `id` of kind `kind`, hashed for `sca`.
     pub fn add(&mut self, sca: &Sca, id: u64, kind: Kind) {
-        let j = sca.offset(id);
+        self.add_offset(sca.offset(id), kind);
+    }
+
+    /// Adds a lock already hashed to bit offset `j` (below the arrays' [`Sca::bits`]), of kind
+    /// `kind`: for a caller whose locks are hashed slots already (the range-lock manager's VLLR).
+    pub fn add_offset(&mut self, j: u32, kind: Kind) {
         match kind {
             Kind::Cx => self.writes.push(j),
             Kind::Cs => self.reads.push(j),
