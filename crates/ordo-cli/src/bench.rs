@@ -9,7 +9,7 @@ use crate::workloads::{Purpose, SweepPoint, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo::txn::AbortReason;
 use serde_json::json;
 use std::path::PathBuf;
@@ -92,7 +92,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let threads = opts::threads(&args.threads)?;
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
-    let vll = args.knobs.vll()?;
+    let knobs = args.knobs.settings()?;
     if args.reps == 0 || args.reps > 1000 {
         return Err(UsageError(format!(
             "--reps must be from 1 to 1000, got {}",
@@ -121,7 +121,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             threads: &threads,
             duration,
             warmup,
-            vll,
+            knobs: &knobs,
         })?);
     }
     if let Some(file) = json {
@@ -147,7 +147,7 @@ struct AllRuns<'a> {
     threads: &'a [usize],
     duration: Duration,
     warmup: Duration,
-    vll: ordo::protocols::vll::VllConfig,
+    knobs: &'a ordo::options::Settings,
 }
 
 impl WorkloadVisitor for AllRuns<'_> {
@@ -169,7 +169,7 @@ fn run_all<W: ordo::harness::Workload>(
         threads,
         duration,
         warmup,
-        vll,
+        knobs,
     } = runs;
     let machine = crate::output::machine();
     match point {
@@ -187,13 +187,16 @@ fn run_all<W: ordo::harness::Workload>(
     for info in protos {
         for &t in threads {
             let cfg = BenchConfig {
-                threads: t,
+                protocol: ProtocolConfig {
+                    threads: t,
+                    knobs: knobs.clone(),
+                    ..ProtocolConfig::default()
+                },
                 warmup,
                 duration,
                 seed: args.seed,
                 progress: !args.quiet,
                 prefetch: !args.no_prefetch,
-                vll,
                 pin: args.pin,
             };
             let mut reps = Vec::with_capacity(args.reps);
@@ -283,9 +286,7 @@ fn run_all<W: ordo::harness::Workload>(
                     "seed": args.seed,
                     "prefetch": !args.no_prefetch,
                     "pin": args.pin,
-                    "vll_blocked_limit": vll.blocked_limit,
-                    "vll_batch": vll.max_batch,
-                    "vll_sca_bits": vll.sca_bits,
+                    "knobs": knobs.to_json(info.knobs),
                 },
                 "machine": machine,
             }));

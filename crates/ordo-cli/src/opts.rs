@@ -76,39 +76,34 @@ pub struct ProtocolKnobs {
     /// many are blocked in the TxnQueue (1 to 4096; the paper tunes it per workload). It is the
     /// most: a worker halves its own threshold when a dependent transaction's reconnaissance went
     /// stale while it waited, and grows it back as transactions complete.
-    #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT)]
-    pub vll_blocked_limit: usize,
+    #[arg(long, value_name = "N")]
+    pub vll_blocked_limit: Option<String>,
     /// VLL family: the most transactions a worker admits in one critical section while none blocks
     /// (1 to 1024; 1 is the paper's one at a time; a batch also stops at 8 lock requests per
     /// member allowed, 32 at the default).
-    #[arg(long, value_name = "N", default_value_t = ordo::protocols::vll::DEFAULT_MAX_BATCH)]
-    pub vll_batch: usize,
+    #[arg(long, value_name = "N")]
+    pub vll_batch: Option<String>,
     /// `vll-sca`, `vllr-sca`: bits in each of SCA's bit arrays (64 to 134217728; the paper's 819200 =
     /// 100 kB each by default). Fewer bits stay in L1 and move fewer cache lines between scanning workers;
     /// more hash collisions only make SCA miss runnable transactions, never pick a conflicting one.
-    #[arg(long, value_name = "BITS", default_value_t = ordo::protocols::vll::sca::SCA_BITS)]
-    pub vll_sca_bits: u32,
+    #[arg(long, value_name = "BITS")]
+    pub vll_sca_bits: Option<String>,
 }
 
-/// The range `--vll-sca-bits` accepts: one word at least, 16 MiB per array at most.
-const SCA_BITS_RANGE: (usize, usize) = (64, 1 << 27);
-
 impl ProtocolKnobs {
-    /// The VLL knobs, checked.
-    pub fn vll(&self) -> Result<ordo::protocols::vll::VllConfig, UsageError> {
-        let check = |name: &str, v: usize, (min, max): (usize, usize)| {
-            if (min..=max).contains(&v) {
-                Ok(v)
-            } else {
-                Err(UsageError(format!(
-                    "--{name} must be an integer from {min} to {max}, got {v}"
-                )))
+    /// The knobs given, checked.
+    pub fn settings(&self) -> Result<ordo::options::Settings, UsageError> {
+        use ordo::protocols::vll::{BATCH_KNOB, BLOCKED_LIMIT_KNOB, SCA_BITS_KNOB};
+        let mut s = ordo::options::Settings::new();
+        for (spec, value) in [
+            (&BLOCKED_LIMIT_KNOB, &self.vll_blocked_limit),
+            (&BATCH_KNOB, &self.vll_batch),
+            (&SCA_BITS_KNOB, &self.vll_sca_bits),
+        ] {
+            if let Some(v) = value {
+                s.parse(spec, v).map_err(|e| UsageError(e.to_string()))?;
             }
-        };
-        Ok(ordo::protocols::vll::VllConfig {
-            blocked_limit: check("vll-blocked-limit", self.vll_blocked_limit, (1, 4096))?,
-            max_batch: check("vll-batch", self.vll_batch, (1, 1024))?,
-            sca_bits: check("vll-sca-bits", self.vll_sca_bits as usize, SCA_BITS_RANGE)? as u32,
-        })
+        }
+        Ok(s)
     }
 }

@@ -6,7 +6,7 @@ use crate::UsageError;
 use clap::Args;
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,13 +78,16 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
     if args.txns == 0 {
         return Err(UsageError("--txns must be at least 1".into()));
     }
-    let vll = args.knobs.vll()?;
+    let knobs = args.knobs.settings()?;
     let workload = args.workload.build(Purpose::Verify)?;
     let cfg = VerifyConfig {
-        threads: threads[0],
+        protocol: ProtocolConfig {
+            threads: threads[0],
+            knobs,
+            ..ProtocolConfig::default()
+        },
         txns: args.txns,
         seed: args.seed,
-        vll,
         prefetch: !args.no_prefetch,
     };
     workload.visit(Verifications {

@@ -191,7 +191,7 @@ fn bench_prints_a_row_per_run_and_writes_json() {
     let mut args = vec![
         "bench",
         "-p",
-        "nocc",
+        "nocc,vll",
         "-t",
         "1,2",
         "--rows",
@@ -220,8 +220,9 @@ fn bench_prints_a_row_per_run_and_writes_json() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let runs = v.as_array().unwrap();
-    assert_eq!(runs.len(), 2);
-    for (r, t) in runs.iter().zip([1, 2]) {
+    assert_eq!(runs.len(), 4);
+    let expected = [("nocc", 1), ("nocc", 2), ("vll", 1), ("vll", 2)];
+    for (r, (protocol, t)) in runs.iter().zip(expected) {
         for field in [
             "workload",
             "protocol",
@@ -235,20 +236,18 @@ fn bench_prints_a_row_per_run_and_writes_json() {
             assert!(r.get(field).is_some(), "missing {field}");
         }
         assert_eq!(r["threads"], t);
-        assert_eq!(r["protocol"], "nocc");
+        assert_eq!(r["protocol"], protocol);
         assert!(r["committed_per_sec"].as_f64().unwrap() > 0.0);
         assert_eq!(r["params"]["workload"]["rows"], 2000);
         // The knobs a run used are recorded with it (the default where not given).
-        assert_eq!(r["params"]["vll_batch"], 2);
+        // The knobs a protocol read are recorded with its run (the default where not given);
+        // another protocol's are not.
+        let knobs = match protocol {
+            "vll" => serde_json::json!({"vll-blocked-limit": 16, "vll-batch": 2}),
+            _ => serde_json::json!({}),
+        };
+        assert_eq!(r["params"]["knobs"], knobs, "{r}");
         assert_eq!(r["params"]["pin"], pin);
-        assert_eq!(
-            r["params"]["vll_blocked_limit"],
-            ordo::protocols::vll::DEFAULT_BLOCKED_LIMIT
-        );
-        assert_eq!(
-            r["params"]["vll_sca_bits"],
-            ordo::protocols::vll::sca::SCA_BITS
-        );
         assert!(
             r.get("sweep").is_some_and(|s| s.is_null()),
             "no sweep: null"

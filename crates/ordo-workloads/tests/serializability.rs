@@ -3,7 +3,7 @@
 
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo_workloads::ycsb::{Ycsb, YcsbConfig};
 
 struct Run<'a> {
@@ -38,10 +38,9 @@ fn serializable_protocols_produce_no_cycles_over_100k_contended_transactions() {
     let w = contended();
     // 4 threads on a 2-core machine: preemption in the middle of transactions adds interleavings.
     let cfg = VerifyConfig {
-        threads: 4,
+        protocol: ProtocolConfig::with_threads(4),
         txns: 100_000,
         seed: 7,
-        vll: Default::default(),
         prefetch: true,
     };
     let serializable: Vec<_> = protocols::all()
@@ -77,10 +76,9 @@ fn serializable_protocols_produce_no_cycles_over_100k_contended_transactions() {
 fn nocc_histories_show_cycles() {
     let w = contended();
     let cfg = VerifyConfig {
-        threads: 4,
+        protocol: ProtocolConfig::with_threads(4),
         txns: 40_000,
         seed: 11,
-        vll: Default::default(),
         prefetch: true,
     };
     let v = protocols::with_protocol(

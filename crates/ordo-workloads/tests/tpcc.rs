@@ -3,7 +3,7 @@
 //! protocol keeps them when run on one thread.
 
 use ordo::harness::{verify, Verified, VerifyConfig};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo_workloads::tpcc::mix::Mix;
 use ordo_workloads::tpcc::{Tpcc, TpccConfig};
 
@@ -32,10 +32,9 @@ fn contended(mix: &str, no_ytd: bool) -> Tpcc {
 
 fn run(name: &str, w: &Tpcc, threads: usize, txns: u64, seed: u64) -> Verified {
     let cfg = VerifyConfig {
-        threads,
+        protocol: ProtocolConfig::with_threads(threads),
         txns,
         seed,
-        vll: Default::default(),
         prefetch: true,
     };
     protocols::with_protocol(

@@ -5,7 +5,7 @@
 
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig, Workload};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo_workloads::sibench::{SiBench, SiBenchConfig};
 use ordo_workloads::smallbank::{SmallBank, SmallBankConfig};
 use ordo_workloads::tatp::{Tatp, TatpConfig};
@@ -25,10 +25,9 @@ impl<W: Workload> ProtocolVisitor for Run<'_, W> {
 
 fn verify<W: Workload>(protocol: &str, w: &W, threads: usize, txns: u64, seed: u64) -> Verified {
     let cfg = VerifyConfig {
-        threads,
+        protocol: ProtocolConfig::with_threads(threads),
         txns,
         seed,
-        vll: Default::default(),
         prefetch: true,
     };
     protocols::with_protocol(

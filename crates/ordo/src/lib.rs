@@ -13,6 +13,7 @@
 //! ```
 pub mod check;
 pub mod harness;
+pub mod options;
 pub mod protocols;
 pub mod range_locks;
 pub mod storage;

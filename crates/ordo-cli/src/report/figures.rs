@@ -132,9 +132,7 @@ fn fixed(row: &Row, axis: &Axis) -> Vec<(String, String)> {
         "reps": p.reps,
         "seed": p.seed,
         "prefetch": p.prefetch,
-        "vll_batch": p.vll_batch,
-        "vll_blocked_limit": p.vll_blocked_limit,
-        "vll_sca_bits": p.vll_sca_bits.unwrap_or(ordo::protocols::vll::sca::SCA_BITS as u64),
+        "knobs": p.knobs(&row.protocol),
         "pin": p.pin.unwrap_or(false),
     });
     let mut rest = BTreeMap::new();

@@ -41,17 +41,56 @@ pub struct RunParams {
     pub seed: u64,
     #[serde(default)]
     pub prefetch: Option<bool>,
-    /// The VLL family's knobs (absent in older files).
+    /// The protocol's knobs, by name (`{"vll-batch": 4}`; absent in older files, see
+    /// [`RunParams::knobs`]).
+    #[serde(default)]
+    pub knobs: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Older files recorded the VLL family's knobs for every protocol under these names.
     #[serde(default)]
     pub vll_batch: Option<u64>,
     #[serde(default)]
     pub vll_blocked_limit: Option<u64>,
-    /// `--vll-sca-bits` (absent in older files, which used the paper's 819,200).
+    /// `--vll-sca-bits` (absent in files older still, which used the paper's 819,200).
     #[serde(default)]
     pub vll_sca_bits: Option<u64>,
     /// Workers pinned to CPUs (`--pin`; absent in older files, which did not pin).
     #[serde(default)]
     pub pin: Option<bool>,
+}
+
+impl RunParams {
+    /// The knobs `protocol` ran with that differ from their declared defaults, by name (what sets
+    /// two runs of one protocol apart; a knob at its default says nothing a reader must be told).
+    /// A file from before knobs were recorded per protocol has the VLL knobs for every row; they
+    /// count only where `protocol` reads them, so that old and new files agree.
+    pub fn knobs(&self, protocol: &str) -> serde_json::Map<String, serde_json::Value> {
+        let declared = ordo::protocols::info(protocol).map_or(&[][..], |i| i.knobs);
+        let recorded = match &self.knobs {
+            Some(k) => k.clone(),
+            None => {
+                let old = [
+                    (
+                        &ordo::protocols::vll::BLOCKED_LIMIT_KNOB,
+                        self.vll_blocked_limit,
+                    ),
+                    (&ordo::protocols::vll::BATCH_KNOB, self.vll_batch),
+                    (&ordo::protocols::vll::SCA_BITS_KNOB, self.vll_sca_bits),
+                ];
+                old.iter()
+                    .filter_map(|(spec, v)| v.map(|v| (spec.name.to_string(), v.into())))
+                    .collect()
+            }
+        };
+        recorded
+            .into_iter()
+            .filter(|(name, value)| {
+                declared.iter().any(|spec| {
+                    spec.name == name
+                        && ordo::options::Settings::new().to_json(&[spec])[name] != *value
+                })
+            })
+            .collect()
+    }
 }
 
 /// Reads one file of rows; every error is one line naming the file.

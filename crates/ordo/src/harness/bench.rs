@@ -8,7 +8,7 @@
 
 use super::prefetch::Prefetch;
 use super::workload::Workload;
-use crate::protocols::{vll::VllConfig, Protocol, ProtocolConfig};
+use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::{CreateTableError, Database, LoadError};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 use hdrhistogram::Histogram;
@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 /// How to run one benchmark.
 #[derive(Clone, Debug)]
 pub struct BenchConfig {
-    pub threads: usize,
+    /// What the protocol is opened with, its thread count the number of workers the run starts.
+    pub protocol: ProtocolConfig,
     pub warmup: Duration,
     pub duration: Duration,
     pub seed: u64,
@@ -30,8 +31,6 @@ pub struct BenchConfig {
     /// does it there, see [`RequestSource::next_resolving`]); off reproduces testbeds that do not
     /// (DBx1000).
     pub prefetch: bool,
-    /// Knobs of the VLL family (ignored by the other protocols).
-    pub vll: VllConfig,
     /// Pin worker `t` to the `t`-th CPU this process may use ([`super::affinity`]); off leaves
     /// placement to the kernel.
     pub pin: bool,
@@ -93,15 +92,15 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds")
 }
 
-/// Loads `workload` into a fresh database for protocol `P` and opens the protocol for `threads`
-/// workers (with the VLL family's knobs `vll`). A workload whose tables cannot fit the machine's
+/// Loads `workload` into a fresh database for protocol `P` and opens the protocol with `config`
+/// (for `config.threads` workers). A workload whose tables cannot fit the machine's
 /// memory is refused before it loads (see [`super::memory`]), and so are more threads than the
 /// protocol can run ([`Protocol::MAX_WORKERS`]).
 pub fn open<P: Protocol, W: Workload>(
     workload: &W,
-    threads: usize,
-    vll: VllConfig,
+    config: &ProtocolConfig,
 ) -> Result<(P, f64), String> {
+    let threads = config.threads;
     if threads > P::MAX_WORKERS {
         return Err(format!(
             "{} runs at most {} worker threads, not {threads}",
@@ -119,17 +118,7 @@ pub fn open<P: Protocol, W: Workload>(
         e => format!("loading {}: {e}", workload.name()),
     })?;
     let load_secs = start.elapsed().as_secs_f64();
-    Ok((
-        P::open(
-            db,
-            &ProtocolConfig {
-                threads,
-                vll,
-                ..ProtocolConfig::default()
-            },
-        ),
-        load_secs,
-    ))
+    Ok((P::open(db, config), load_secs))
 }
 
 /// Runs `workload` under protocol `P`.
@@ -139,16 +128,16 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
     } else {
         None
     };
-    let (protocol, load_secs) = open::<P, W>(workload, cfg.threads, cfg.vll)?;
+    let (protocol, load_secs) = open::<P, W>(workload, &cfg.protocol)?;
     // The tickets' clock calibrates itself on first use (≈ 1 ms here, much longer under a
     // profiler): here, before the workers start, not inside a measured interval.
     crate::txn::source::clock();
     let phase = AtomicU8::new(WARMUP);
-    let progress: Vec<Padded> = (0..cfg.threads)
+    let progress: Vec<Padded> = (0..cfg.protocol.threads)
         .map(|_| Padded(AtomicU64::new(0)))
         .collect();
     let (elapsed, results) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..cfg.threads)
+        let handles: Vec<_> = (0..cfg.protocol.threads)
             .map(|t| {
                 let (protocol, phase, progress) = (&protocol, &phase, &progress[t].0);
                 let cpu = cpus.as_deref().map(|c| super::affinity::cpu_for(c, t));
@@ -178,7 +167,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
                 eprint!(
                     "\r  {} t={} {:.1}/{:.0}s {:.0} txn/s   ",
                     P::INFO.name,
-                    cfg.threads,
+                    cfg.protocol.threads,
                     secs,
                     cfg.duration.as_secs_f64(),
                     done as f64 / secs
@@ -194,7 +183,7 @@ pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<
         (elapsed, super::join::join_workers(handles))
     });
     let mut out = RunResult {
-        threads: cfg.threads,
+        threads: cfg.protocol.threads,
         elapsed,
         committed: 0,
         aborts: [0; AbortReason::ALL.len()],
@@ -370,12 +359,14 @@ mod tests {
         use crate::protocols::nocc::NoCC;
         use crate::protocols::twopl::{Detect, TableDetect, TwoPl, WaitDie};
         let (workload, _) = test_workload();
-        let vll = VllConfig::default();
-        let e = open::<TwoPl<Detect>, _>(&workload, 64, vll).err().unwrap();
+        let threads = ProtocolConfig::with_threads;
+        let e = open::<TwoPl<Detect>, _>(&workload, &threads(64))
+            .err()
+            .unwrap();
         assert_eq!(e, "2pl-detect runs at most 63 worker threads, not 64");
-        assert!(open::<TwoPl<WaitDie>, _>(&workload, 64, vll).is_err());
-        assert!(open::<TwoPl<TableDetect>, _>(&workload, 64, vll).is_err());
-        assert!(open::<TwoPl<Detect>, _>(&workload, 63, vll).is_ok());
-        assert!(open::<NoCC, _>(&workload, 1024, vll).is_ok());
+        assert!(open::<TwoPl<WaitDie>, _>(&workload, &threads(64)).is_err());
+        assert!(open::<TwoPl<TableDetect>, _>(&workload, &threads(64)).is_err());
+        assert!(open::<TwoPl<Detect>, _>(&workload, &threads(63)).is_ok());
+        assert!(open::<NoCC, _>(&workload, &threads(1024)).is_ok());
     }
 }

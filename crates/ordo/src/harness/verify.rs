@@ -3,18 +3,17 @@
 use super::prefetch::Prefetch;
 use super::workload::Workload;
 use crate::check::{self, History, Report};
-use crate::protocols::{vll::VllConfig, Protocol};
+use crate::protocols::{Protocol, ProtocolConfig};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 
 /// How to run a verification.
 #[derive(Clone, Debug)]
 pub struct VerifyConfig {
-    pub threads: usize,
+    /// What the protocol is opened with, its thread count the number of workers the run starts.
+    pub protocol: ProtocolConfig,
     /// Transactions to run to completion, in total (split evenly among threads).
     pub txns: u64,
     pub seed: u64,
-    /// Knobs of the VLL family (ignored by the other protocols).
-    pub vll: VllConfig,
     /// Prefetch each transaction's declared records before it runs, as `ordo bench` does by
     /// default (VLL's point-lock protocols prefetch while they plan): the protocols then run the
     /// code paths they run in a benchmark.
@@ -31,11 +30,11 @@ pub struct Verified {
 
 /// Runs `cfg.txns` transactions of `workload` under `P` with recording on and checks the history.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result<Verified, String> {
-    let (protocol, _) = super::bench::open::<P, W>(workload, cfg.threads, cfg.vll)?;
-    let per_thread = cfg.txns.div_ceil(cfg.threads.max(1) as u64);
+    let (protocol, _) = super::bench::open::<P, W>(workload, &cfg.protocol)?;
+    let per_thread = cfg.txns.div_ceil(cfg.protocol.threads.max(1) as u64);
     let mut txns = Vec::new();
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..cfg.threads)
+        let handles: Vec<_> = (0..cfg.protocol.threads)
             .map(|t| {
                 let protocol = &protocol;
                 s.spawn(move || {

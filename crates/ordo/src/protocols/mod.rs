@@ -8,13 +8,14 @@
 //!
 //! Adding a protocol means writing its folder and adding one line to the `registry!` below.
 
+use crate::options::{OptionError, OptionSpec, Settings};
 use crate::storage::Database;
 use crate::txn::{
     run_pieces, Backoff, Program, Recorder, RequestSource, RetryPolicy, Tx, TxResult,
 };
 
-/// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod aimd;
+/// Test support: the behaviour every protocol must show (used by each protocol's tests).
 pub mod conformance;
 pub mod deadlock_free;
 pub mod deterministic;
@@ -36,7 +37,23 @@ pub enum Isolation {
     Serializable,
 }
 
-/// A protocol's name, origin and promise.
+/// How far a protocol runs interactive transactions ([`Protocol::begin`]: arbitrary code between
+/// begin and commit, as the SQL front and the isolation spec runner issue them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Interactive {
+    /// Any number at once: a transaction that waits for another's lock says so through
+    /// [`crate::txn::wait`], so a driver stepping several sessions (`ordo spec`) sees the wait
+    /// instead of hanging.
+    Concurrent,
+    /// One at a time: an interactive transaction runs (as a barrier holding what it may touch),
+    /// but a second one begun while the first is open waits without saying so. `ordo sql`'s one
+    /// session works; `ordo spec`, which overlaps sessions, refuses the protocol.
+    OneAtATime,
+    /// None: the protocol runs whole programs only (its own execution model needs them up front).
+    No,
+}
+
+/// A protocol's name, origin, promise, and what it offers beyond running programs.
 #[derive(Clone, Copy, Debug)]
 pub struct ProtocolInfo {
     /// The name used on the command line (`2pl-nowait`).
@@ -46,9 +63,15 @@ pub struct ProtocolInfo {
     /// Where it comes from.
     pub paper: &'static str,
     pub isolation: Isolation,
+    /// Whether the SQL front and the spec runner can drive it.
+    pub interactive: Interactive,
+    /// The knobs it reads from [`ProtocolConfig::knobs`] when it opens (declared beside the
+    /// protocol; the command line, `ordo list` and the JSON results take them from here).
+    pub knobs: &'static [&'static OptionSpec],
 }
 
-/// Knobs every protocol may read when it opens.
+/// What a protocol is opened with: the same value from the command line (or an embedding program)
+/// to [`Protocol::open`].
 #[derive(Clone, Debug)]
 pub struct ProtocolConfig {
     /// Number of worker threads that will run transactions.
@@ -57,8 +80,9 @@ pub struct ProtocolConfig {
     /// `twopl::wait`). Benchmarks keep the default; the isolation spec runner, which holds a lock across
     /// steps on purpose, raises it so that its outcomes never depend on timing.
     pub lock_wait_timeout: std::time::Duration,
-    /// The VLL family's main-loop knobs (blocked-transaction threshold, admission batch).
-    pub vll: vll::VllConfig,
+    /// Knob values given (each protocol reads those of its [`ProtocolInfo::knobs`], their declared
+    /// defaults standing in for the others, and ignores the rest).
+    pub knobs: Settings,
 }
 
 impl Default for ProtocolConfig {
@@ -66,8 +90,24 @@ impl Default for ProtocolConfig {
         ProtocolConfig {
             threads: 1,
             lock_wait_timeout: std::time::Duration::from_millis(250),
-            vll: vll::VllConfig::default(),
+            knobs: Settings::new(),
         }
+    }
+}
+
+impl ProtocolConfig {
+    /// The default configuration for `threads` workers.
+    pub fn with_threads(threads: usize) -> Self {
+        ProtocolConfig {
+            threads,
+            ..ProtocolConfig::default()
+        }
+    }
+
+    /// The same configuration with knob `spec` set to `value` (as typed on the command line).
+    pub fn with_knob(mut self, spec: &OptionSpec, value: &str) -> Result<Self, OptionError> {
+        self.knobs.parse(spec, value)?;
+        Ok(self)
     }
 }
 

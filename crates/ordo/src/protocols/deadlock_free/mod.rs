@@ -44,7 +44,7 @@ use super::deterministic::engine::{Admission, Ready, Request};
 use super::deterministic::lock_manager::HashLockManager;
 use super::deterministic::{Deterministic, Pipeline};
 use super::vll::latch::Latch;
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use std::sync::mpsc::Sender;
 
 #[cfg(test)]
@@ -93,6 +93,8 @@ impl Pipeline<HashLockManager> for Latched {
                   traditional hash-table lock manager (the VLL paper's Fig. 8 baseline)",
         paper: PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[],
     };
     const WINDOW: usize = 1;
 

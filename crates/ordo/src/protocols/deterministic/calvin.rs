@@ -6,7 +6,7 @@
 
 use super::lock_manager::HashLockManager;
 use super::{Deterministic, Flavor};
-use crate::protocols::{Isolation, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolInfo};
 
 impl Flavor for HashLockManager {
     const INFO: ProtocolInfo = ProtocolInfo {
@@ -15,6 +15,8 @@ impl Flavor for HashLockManager {
             "deterministic locking: sequencer, one hash-table lock manager thread granting in order",
         paper: "Thomson et al., Calvin (SIGMOD 2012); Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.4",
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[],
     };
 }
 

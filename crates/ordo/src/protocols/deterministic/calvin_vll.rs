@@ -57,8 +57,8 @@ use super::{Deterministic, Flavor};
 use crate::protocols::vll::counters::{Arrayed, CounterStore, Counters};
 use crate::protocols::vll::sca::{point_key, Sca};
 use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
-use crate::protocols::vll::DEFAULT_BLOCKED_LIMIT;
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::vll::{self, DEFAULT_BLOCKED_LIMIT};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::storage::{Database, RowId, TableId};
 
 /// A transaction in the TxnQueue: its global sequence number and its locks.
@@ -177,8 +177,9 @@ impl Scheduler for ArrayedVll {
 
     /// `--vll-blocked-limit` and `--vll-sca-bits`, as for `vll-sca`.
     fn configure(&mut self, config: &ProtocolConfig) {
-        self.blocked_limit = config.vll.blocked_limit.max(1);
-        self.sca = Sca::with_bits(config.vll.sca_bits);
+        let knobs = vll::VllConfig::of(config);
+        self.blocked_limit = knobs.blocked_limit.max(1);
+        self.sca = Sca::with_bits(knobs.sca_bits);
     }
 
     fn prefetch(&self, locks: &[LockRequest]) {
@@ -238,6 +239,8 @@ impl Flavor for ArrayedVll {
         summary: "deterministic VLL: Calvin's sequencer with arrayed VLL counters + SCA in the lock-manager thread",
         paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.1-2.4, §3.2 (deterministic VLL)",
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[&vll::BLOCKED_LIMIT_KNOB, &vll::SCA_BITS_KNOB],
     };
 }
 
@@ -324,13 +327,11 @@ mod tests {
     #[test]
     fn a_full_queue_stops_admission_and_lets_sca_run() {
         let mut v = ArrayedVll::default();
-        v.configure(&ProtocolConfig {
-            vll: crate::protocols::vll::VllConfig {
-                blocked_limit: 2,
-                ..Default::default()
-            },
-            ..ProtocolConfig::default()
-        });
+        v.configure(
+            &ProtocolConfig::default()
+                .with_knob(&vll::BLOCKED_LIMIT_KNOB, "2")
+                .unwrap(),
+        );
         let mut ready = Vec::new();
         assert!(v.request(1, vec![x(1)], &mut ready), "A free");
         assert!(v.request(2, vec![x(2)], &mut ready), "B free");

@@ -302,10 +302,9 @@ pub fn contended() -> Mixed {
 pub fn checked_history<P: Protocol>() {
     // 4 threads on 2 cores: preemption mid-transaction adds interleavings.
     let cfg = VerifyConfig {
-        threads: 4,
+        protocol: ProtocolConfig::with_threads(4),
         txns: 20_000,
         seed: 3,
-        vll: Default::default(),
         prefetch: true,
     };
     let v = verify::run::<P, Mixed>(&contended(), &cfg).unwrap();

@@ -9,7 +9,7 @@ use crate::check::AnomalyKind;
 use crate::harness::{verify, VerifyConfig};
 use crate::protocols::conformance;
 use crate::protocols::nocc::NoCC;
-use crate::protocols::vll::{VllConfig, DEFAULT_BLOCKED_LIMIT};
+use crate::protocols::vll::{BLOCKED_LIMIT_KNOB, DEFAULT_BLOCKED_LIMIT};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::HashMap;
@@ -44,10 +44,9 @@ fn calvin_vll_contended_histories_have_no_cycles() {
 fn the_workload_exposes_anomalies_without_concurrency_control() {
     let found = (0..20).any(|seed| {
         let cfg = VerifyConfig {
-            threads: 4,
+            protocol: ProtocolConfig::with_threads(4),
             txns: 20_000,
             seed,
-            vll: Default::default(),
             prefetch: true,
         };
         let v = verify::run::<NoCC, Mixed>(&contended(), &cfg).unwrap();
@@ -86,14 +85,9 @@ fn run_in_order<S: Flavor>(
 ) -> Vec<(u64, i64, i64)> {
     let p = Deterministic::<S>::open(
         fresh_db(),
-        &ProtocolConfig {
-            threads: executors,
-            vll: VllConfig {
-                blocked_limit,
-                ..VllConfig::default()
-            },
-            ..ProtocolConfig::default()
-        },
+        &ProtocolConfig::with_threads(executors)
+            .with_knob(&BLOCKED_LIMIT_KNOB, &blocked_limit.to_string())
+            .unwrap(),
     );
     let workers: Vec<DetWorker> = (0..executors).map(|e| p.worker(e as u32, false)).collect();
     let notify: Vec<_> = workers.iter().map(|w| w.ready_tx.clone()).collect();
@@ -212,10 +206,9 @@ fn dropping_the_protocol_joins_its_threads() {
         let v = verify::run::<Calvin, Mixed>(
             &contended(),
             &VerifyConfig {
-                threads: 3,
+                protocol: ProtocolConfig::with_threads(3),
                 txns: 300,
                 seed: 9,
-                vll: Default::default(),
                 prefetch: true,
             },
         )

@@ -68,7 +68,7 @@ mod tests_schedules;
 pub use record::MvMeta;
 pub use txn::{MvccTx, MvccWorker};
 
-use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{AbortReason, IdLedger, Recorder};
 use std::marker::PhantomData;
@@ -97,6 +97,8 @@ impl Mode for Si {
             "snapshot isolation: versioned reads, first-updater-wins writes (allows write skew)",
         paper: "Berenson et al., SIGMOD 1995; Cahill 2009 ch. 2",
         isolation: Isolation::SnapshotIsolation,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
     const SSI: bool = false;
     const RC: bool = false;
@@ -108,6 +110,8 @@ impl Mode for Ssi {
         summary: "serializable SI: SIREAD locks, rw-conflict flags, abort the pivot of a dangerous structure",
         paper: "Cahill, PhD thesis 2009 (Cahill, Röhm, Fekete, SIGMOD 2008)",
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
     const SSI: bool = true;
     const RC: bool = false;
@@ -120,6 +124,8 @@ impl Mode for Rc {
             "read committed: each statement reads the newest committed versions; writes exclude",
         paper: "ANSI SQL-92 / Adya PL-2, on the MVCC store",
         isolation: Isolation::ReadCommitted,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
     const SSI: bool = false;
     const RC: bool = true;

@@ -22,7 +22,9 @@
 use crate::check::TxnId;
 use crate::protocols::inplace::{InPlace, Install};
 use crate::protocols::partitioned::waiting::Waiting;
-use crate::protocols::{execute_retrying, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{
+    execute_retrying, Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo,
+};
 use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId, ABSENT};
 use crate::txn::{
     refuse_write, Abort, AbortReason, Backoff, IdLedger, Program, Recorder, RequestSource,
@@ -67,6 +69,8 @@ impl Protocol for NoCC {
         summary: "no concurrency control: the throughput ceiling and a source of anomalies",
         paper: "baseline (DBx1000's NO CC mode)",
         isolation: Isolation::None,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
 
     fn open(db: Database<()>, _config: &ProtocolConfig) -> Self {

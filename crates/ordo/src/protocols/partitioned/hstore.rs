@@ -33,7 +33,7 @@
 use super::parts::PartSet;
 use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
 use crate::protocols::deterministic::plan::Planner;
-use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{run_pieces, wait, Access, IdLedger, Program, Recorder, Tx, TxResult};
 use crossbeam_utils::CachePadded;
@@ -91,6 +91,8 @@ impl Protocol for HStore {
         summary: "partitioned serial execution: one partition per thread, multi-partition transactions lock whole partitions",
         paper: "Kallman et al., H-Store (VLDB 2008); baseline of Ren, Thomson, Abadi, VLL (VLDB J. 2015) Fig. 9-10",
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[],
     };
 
     fn open(db: Database<()>, config: &ProtocolConfig) -> Self {

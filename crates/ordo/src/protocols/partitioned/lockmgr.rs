@@ -42,7 +42,7 @@ use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
 use crate::protocols::deterministic::lock_manager::HashLockManager;
 use crate::protocols::deterministic::plan::LockRequest;
 use crate::protocols::deterministic::scheduler::{Scheduler, SeqSlab};
-use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};
 use crossbeam_utils::CachePadded;
@@ -265,6 +265,8 @@ impl Protocol for HStoreLockMgr {
         summary: "partition per core with a hash-table lock manager in each partition (the VLL paper's per-core lock manager)",
         paper: "baseline of Ren, Thomson, Abadi, VLL (VLDB J. 2015) §3.3.1, Fig. 9-10",
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[],
     };
 
     fn open(db: Database<()>, config: &ProtocolConfig) -> Self {

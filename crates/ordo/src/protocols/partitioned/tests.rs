@@ -42,10 +42,9 @@ fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
         affine,
     };
     let cfg = VerifyConfig {
-        threads: 4,
+        protocol: ProtocolConfig::with_threads(4),
         txns: 20_000,
         seed: 5,
-        vll: Default::default(),
         prefetch: true,
     };
     let v = verify::run::<P, Mixed>(&w, &cfg).unwrap();
@@ -618,10 +617,9 @@ fn vll_partitioned_histories_with_remote_waits_have_no_cycles() {
         wait: std::time::Duration::from_micros(50),
     };
     let cfg = VerifyConfig {
-        threads: 4,
+        protocol: ProtocolConfig::with_threads(4),
         txns: 8_000,
         seed: 11,
-        vll: Default::default(),
         prefetch: true,
     };
     for v in [
@@ -706,15 +704,11 @@ fn hstore_lockmgr_locks_every_transaction_in_its_partitions_lock_manager() {
 /// keeps the default threshold: the knob is the VLL family's).
 #[test]
 fn the_vll_knobs_reach_the_partitioned_engines() {
-    let config = ProtocolConfig {
-        threads: 2,
-        vll: crate::protocols::vll::VllConfig {
-            blocked_limit: 3,
-            sca_bits: 4096,
-            ..Default::default()
-        },
-        ..ProtocolConfig::default()
-    };
+    use crate::protocols::vll::{BLOCKED_LIMIT_KNOB, SCA_BITS_KNOB};
+    let config = ProtocolConfig::with_threads(2)
+        .with_knob(&BLOCKED_LIMIT_KNOB, "3")
+        .and_then(|c| c.with_knob(&SCA_BITS_KNOB, "4096"))
+        .unwrap();
     let p = VllPartitionedSca::open(fresh_db(), &config);
     assert_eq!(p.blocked_limit(), 3);
     for part in &p.parts {

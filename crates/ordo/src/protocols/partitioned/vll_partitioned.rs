@@ -83,7 +83,8 @@ use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
 use crate::protocols::vll::counters::{Arrayed, Colocated, CounterStore, VllCounters};
 use crate::protocols::vll::sca::{point_key, Sca};
 use crate::protocols::vll::txn_queue::{TxnQueue, TxnState};
-use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::protocols::vll::{self, VllConfig};
+use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};
 use crossbeam_utils::CachePadded;
@@ -317,6 +318,8 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
             summary: "single-threaded VLL per partition: free local transactions run at once, multi-partition ones lock records",
             paper: FIG_9,
             isolation: Isolation::Serializable,
+            interactive: Interactive::OneAtATime,
+            knobs: &[&vll::BLOCKED_LIMIT_KNOB],
         },
         (true, false) => ProtocolInfo {
             name: "vll-partitioned-sca",
@@ -324,22 +327,29 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
                 "single-threaded VLL per partition with SCA when a worker would otherwise wait",
             paper: FIG_9,
             isolation: Isolation::Serializable,
+            interactive: Interactive::OneAtATime,
+            knobs: &[&vll::BLOCKED_LIMIT_KNOB, &vll::SCA_BITS_KNOB],
         },
         (false, true) => ProtocolInfo {
             name: "vll-partitioned-arrayed",
             summary: "single-threaded VLL per partition with its counters in per-partition arrays (§2.2)",
             paper: FIG_9,
             isolation: Isolation::Serializable,
+            interactive: Interactive::OneAtATime,
+            knobs: &[&vll::BLOCKED_LIMIT_KNOB],
         },
         (true, true) => ProtocolInfo {
             name: "vll-partitioned-arrayed-sca",
             summary: "single-threaded VLL per partition, arrayed counters, SCA when a worker would otherwise wait",
             paper: FIG_9,
             isolation: Isolation::Serializable,
+            interactive: Interactive::OneAtATime,
+            knobs: &[&vll::BLOCKED_LIMIT_KNOB, &vll::SCA_BITS_KNOB],
         },
     };
 
     fn open(db: Database<L::Meta>, config: &ProtocolConfig) -> Self {
+        let knobs = VllConfig::of(config);
         SingleThreadedVll {
             db,
             parts: (0..config.threads.max(1))
@@ -347,7 +357,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
                     CachePadded::new(Mutex::new(Partition {
                         counters: L::Store::default(),
                         queue: TxnQueue::new(),
-                        sca: Sca::with_bits(config.vll.sca_bits),
+                        sca: Sca::with_bits(knobs.sca_bits),
                         dirty: false,
                         walls: 0,
                         spare: Vec::new(),
@@ -355,7 +365,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
                 })
                 .collect(),
             ids: IdLedger::new(),
-            blocked_limit: config.vll.blocked_limit.max(1),
+            blocked_limit: knobs.blocked_limit.max(1),
         }
     }
     fn db(&self) -> &Database<L::Meta> {

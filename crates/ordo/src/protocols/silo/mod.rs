@@ -81,7 +81,7 @@ mod tests_concurrent;
 
 pub use txn::{SiloTx, SiloWorker};
 
-use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Recorder};
 use epoch::{EpochClock, EPOCH_PERIOD};
@@ -113,6 +113,8 @@ impl Protocol for Silo {
             "optimistic: lock-free reads with TID validation, write-set locking at commit, epochs",
         paper: "Tu et al., SOSP 2013 (Silo)",
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
 
     fn open(db: Database<TidWord>, _config: &ProtocolConfig) -> Self {

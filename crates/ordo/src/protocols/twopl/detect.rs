@@ -25,7 +25,7 @@
 use super::lock::{Mode, OwnerLock, MAX_OWNER_WORKERS};
 use super::wait::{acquire_waiting, Local, Registry};
 use super::{Policy, Record};
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 use std::sync::atomic::Ordering;
 
@@ -116,6 +116,8 @@ impl Policy for Detect {
         summary: "strict two-phase locking, S/X row locks and next-key locks; wait, break deadlocks found in a waits-for graph",
         paper: super::PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
     /// Workers are bits of the waits-for graph's and the owner sets' 63-bit words.
     const MAX_WORKERS: usize = super::lock::MAX_OWNER_WORKERS as usize;

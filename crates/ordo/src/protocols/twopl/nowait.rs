@@ -5,7 +5,7 @@
 
 use super::lock::{CountLock, Mode};
 use super::{Policy, Record};
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 
 /// The no-wait deadlock policy (abort on any conflict).
@@ -21,6 +21,8 @@ impl Policy for NoWait {
         summary: "strict two-phase locking, S/X row locks and next-key locks; abort at once on a conflict",
         paper: super::PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
 
     fn shared(_config: &ProtocolConfig) {}

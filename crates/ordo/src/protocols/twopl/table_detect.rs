@@ -22,7 +22,7 @@ use super::lock::Mode;
 use super::lock_table::{LockTable, Outcome, Owner, Poll};
 use super::wait::{Local, Registry};
 use super::{Policy, Record};
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 use crossbeam_utils::Backoff;
 use std::sync::atomic::Ordering;
@@ -99,6 +99,8 @@ impl Policy for TableDetect {
                   paper's standard 2PL)",
         paper: "Gray & Reuter 1993 (lock manager); Ren, Thomson, Abadi, VLDB J. 2015 (VLL's 2PL baseline, Fig. 8)",
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
     /// Workers are bits of the waits-for graph's and the owner sets' 63-bit words.
     const MAX_WORKERS: usize = super::lock::MAX_OWNER_WORKERS as usize;

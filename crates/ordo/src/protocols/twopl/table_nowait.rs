@@ -16,7 +16,7 @@
 use super::lock::Mode;
 use super::lock_table::{LockTable, Outcome, Owner};
 use super::{Policy, Record};
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 
 /// No-wait over the lock table.
@@ -35,6 +35,8 @@ impl Policy for TableNoWait {
                   heads and request queues (the VLL paper's baseline)",
         paper: "Gray & Reuter 1993 (lock manager); Ren, Thomson, Abadi, VLDB J. 2015 (VLL's 2PL baseline)",
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
 
     fn shared(_config: &ProtocolConfig) -> LockTable {

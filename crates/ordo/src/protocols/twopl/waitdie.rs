@@ -7,7 +7,7 @@
 use super::lock::{Mode, OwnerLock};
 use super::wait::{acquire_waiting, Local, Registry};
 use super::{Policy, Record};
-use crate::protocols::{Isolation, ProtocolConfig, ProtocolInfo};
+use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 
 /// The wait-die deadlock-prevention policy.
@@ -37,6 +37,8 @@ impl Policy for WaitDie {
             "strict two-phase locking, S/X row locks and next-key locks; older waits, younger dies",
         paper: super::PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::Concurrent,
+        knobs: &[],
     };
     /// Workers are bits of the waits-for graph's and the owner sets' 63-bit words.
     const MAX_WORKERS: usize = super::lock::MAX_OWNER_WORKERS as usize;

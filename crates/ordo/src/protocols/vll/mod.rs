@@ -138,7 +138,8 @@ pub use worker::LoopStats;
 #[cfg(test)]
 mod tests;
 
-use crate::protocols::{Isolation, Protocol, ProtocolConfig, ProtocolInfo};
+use crate::options::{OptionSpec, ValueKind};
+use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};
 use counters::{Arrayed, Colocated};
@@ -155,9 +156,46 @@ pub const DEFAULT_BLOCKED_LIMIT: usize = 16;
 /// with the batch; 4 leaves room for more workers on one latch.
 pub const DEFAULT_MAX_BATCH: usize = 4;
 
-/// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`, `vllr-sca`);
-/// `ordo bench` and `ordo verify` set them with `--vll-blocked-limit`, `--vll-batch` and
-/// `--vll-sca-bits`.
+/// `--vll-blocked-limit`: see [`VllConfig::blocked_limit`].
+pub const BLOCKED_LIMIT_KNOB: OptionSpec = OptionSpec::new(
+    "vll-blocked-limit",
+    "N",
+    ValueKind::Int { min: 1, max: 4096 },
+    "VLL family, calvin-vll, vll-partitioned family: no new transaction is admitted while this many \
+     are blocked (the paper tunes it per workload). It is the most: a worker halves its own threshold \
+     when a dependent transaction's reconnaissance went stale while it waited, and grows it back as \
+     transactions complete.",
+)
+.default("16");
+
+/// `--vll-batch`: see [`VllConfig::max_batch`].
+pub const BATCH_KNOB: OptionSpec = OptionSpec::new(
+    "vll-batch",
+    "N",
+    ValueKind::Int { min: 1, max: 1024 },
+    "VLL family: the most transactions a worker admits in one critical section while none blocks \
+     (1 is the paper's one at a time; a batch also stops at 8 lock requests per member allowed, 32 \
+     at the default).",
+)
+.default("4");
+
+/// `--vll-sca-bits`: see [`VllConfig::sca_bits`].
+pub const SCA_BITS_KNOB: OptionSpec = OptionSpec::new(
+    "vll-sca-bits",
+    "BITS",
+    ValueKind::Int {
+        min: 64,
+        max: 1 << 27,
+    },
+    "vll-sca, vllr-sca, vll-partitioned-sca, calvin-vll: bits in each of SCA's bit arrays (the \
+     paper's 819200 = 100 kB each by default). Fewer bits stay in L1 and move fewer cache lines \
+     between scanning workers; more hash collisions only make SCA miss runnable transactions, never \
+     pick a conflicting one.",
+)
+.default("819200");
+
+/// Knobs of the VLL family's main loop (`vll`, `vll-sca`, `vll-arrayed`, `vllr`, `vllr-sca`), read
+/// from [`ProtocolConfig::knobs`] ([`BLOCKED_LIMIT_KNOB`], [`BATCH_KNOB`], [`SCA_BITS_KNOB`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VllConfig {
     /// Admission stops while this many transactions are blocked in the TxnQueue (the most: a worker
@@ -176,10 +214,25 @@ pub struct VllConfig {
 
 impl Default for VllConfig {
     fn default() -> Self {
+        VllConfig::of(&ProtocolConfig::default())
+    }
+}
+
+impl VllConfig {
+    /// The knobs' values in `config` (their declared defaults where not given).
+    pub fn of(config: &ProtocolConfig) -> Self {
+        // Settings hold only values parsed against these declarations (one whole number in range,
+        // since none of them sweeps), and every declared default parses: nothing here can fail.
+        let knob = |spec: &OptionSpec| {
+            config
+                .knobs
+                .int_or_default(spec)
+                .unwrap_or_else(|e| unreachable!("a checked VLL knob: {e}"))
+        };
         VllConfig {
-            blocked_limit: DEFAULT_BLOCKED_LIMIT,
-            max_batch: DEFAULT_MAX_BATCH,
-            sca_bits: sca::SCA_BITS,
+            blocked_limit: knob(&BLOCKED_LIMIT_KNOB) as usize,
+            max_batch: knob(&BATCH_KNOB) as usize,
+            sca_bits: knob(&SCA_BITS_KNOB) as u32,
         }
     }
 }
@@ -203,6 +256,8 @@ impl Flavor for Basic {
         summary: "very lightweight locking: C_X/C_S counters beside each record, all locks at once, TxnQueue",
         paper: PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[&BLOCKED_LIMIT_KNOB, &BATCH_KNOB],
     };
 }
 
@@ -216,6 +271,8 @@ impl Flavor for WithSca {
         summary: "VLL with selective contention analysis (SCA) when the TxnQueue is full",
         paper: PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[&BLOCKED_LIMIT_KNOB, &BATCH_KNOB, &SCA_BITS_KNOB],
     };
 }
 
@@ -229,6 +286,8 @@ impl Flavor for ArrayedCounters {
         summary: "VLL with its C_X/C_S counters in separate arrays (arrayed VLL, §2.2)",
         paper: PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[&BLOCKED_LIMIT_KNOB, &BATCH_KNOB],
     };
 }
 
@@ -242,6 +301,8 @@ impl Flavor for Ranges {
         summary: "VLL for ranges: prefix locks with C_x, C_s, I_x, I_s counters (VLLR, §2.7)",
         paper: PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[&BLOCKED_LIMIT_KNOB, &BATCH_KNOB],
     };
 }
 
@@ -256,6 +317,8 @@ impl Flavor for RangesSca {
         summary: "VLLR with selective contention analysis over its four counters when the TxnQueue is full",
         paper: PAPER,
         isolation: Isolation::Serializable,
+        interactive: Interactive::OneAtATime,
+        knobs: &[&BLOCKED_LIMIT_KNOB, &BATCH_KNOB, &SCA_BITS_KNOB],
     };
 }
 
@@ -303,7 +366,7 @@ impl<F: Flavor> Protocol for Vll<F> {
     const INFO: ProtocolInfo = F::INFO;
 
     fn open(db: Database<Self::Meta>, config: &ProtocolConfig) -> Self {
-        Self::with_config(db, &config.vll)
+        Self::with_config(db, &VllConfig::of(config))
     }
     fn db(&self) -> &Database<Self::Meta> {
         &self.db

@@ -1561,3 +1561,21 @@ fn an_idle_worker_runs_the_transaction_sca_finds_whoever_admitted_it() {
     }
     tx.commit().unwrap();
 }
+
+/// The knobs' declared defaults are the constants the code documents, and a given value reaches
+/// the configuration.
+#[test]
+fn knob_defaults_match_the_documented_constants() {
+    let d = VllConfig::default();
+    assert_eq!(
+        (d.blocked_limit, d.max_batch, d.sca_bits),
+        (DEFAULT_BLOCKED_LIMIT, DEFAULT_MAX_BATCH, sca::SCA_BITS)
+    );
+    let given = ProtocolConfig::default()
+        .with_knob(&BATCH_KNOB, "7")
+        .unwrap();
+    assert_eq!(VllConfig::of(&given).max_batch, 7);
+    assert!(ProtocolConfig::default()
+        .with_knob(&BATCH_KNOB, "0")
+        .is_err());
+}
