@@ -20,14 +20,14 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ordo::protocols::deterministic::calvin_vll::ArrayedVll;
-use ordo::protocols::deterministic::lock_manager::HashLockManager;
-use ordo::protocols::deterministic::plan::{LockRequest, Mode};
-use ordo::protocols::deterministic::scheduler::Scheduler;
+use ordo::protocols::kit::counters::{Colocated, CounterStore, VllCounters};
+use ordo::protocols::kit::lock_manager::HashLockManager;
+use ordo::protocols::kit::lock_request::{LockRequest, Mode};
+use ordo::protocols::kit::lock_table::{LockTable, Outcome, DEFAULT_BUCKETS};
+use ordo::protocols::kit::scheduler::Scheduler;
 use ordo::protocols::twopl::lock::CountLock;
-use ordo::protocols::twopl::lock_table::{LockTable, Outcome, DEFAULT_BUCKETS};
 use ordo::protocols::twopl::lockset::{Held, LockSet};
 use ordo::protocols::twopl::Mode as LockMode;
-use ordo::protocols::vll::counters::{Colocated, CounterStore, VllCounters};
 use ordo::storage::{Column, ColumnType, Database, Schema, TableSpec};
 
 const KEYS: u64 = 1_000_000;
@@ -200,7 +200,7 @@ fn colocated(c: &mut Criterion) {
         .map(|v| {
             v.into_iter()
                 // SAFETY: the counters of the request's own record in `db`, which outlives `txns`.
-                .map(|l| unsafe { l.with_counters(db.table(l.table).meta(l.rid)) })
+                .map(|l| unsafe { l.with_meta(db.table(l.table).meta(l.rid)) })
                 .collect()
         })
         .collect();

@@ -34,12 +34,9 @@ impl<M: Default + Send + Sync> Prefetch<'_, M> {
 
 /// A small loaded workload for the sources' tests.
 #[cfg(test)]
-pub(super) fn test_workload() -> (
-    crate::protocols::deterministic::testkit::Mixed,
-    Database<()>,
-) {
+pub(super) fn test_workload() -> (crate::protocols::kit::testkit::Mixed, Database<()>) {
     use super::Workload;
-    let workload = crate::protocols::deterministic::testkit::Mixed {
+    let workload = crate::protocols::kit::testkit::Mixed {
         keys: 64,
         ops: 4,
         pointer_share: 0.0,

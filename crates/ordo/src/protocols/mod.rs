@@ -14,12 +14,13 @@ use crate::txn::{
     run_pieces, Backoff, Program, Recorder, RequestSource, RetryPolicy, Tx, TxResult,
 };
 
-pub mod aimd;
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
-pub mod conformance;
-pub mod deadlock_free;
+#[cfg(test)]
+pub(crate) mod conformance;
 pub mod deterministic;
-pub mod inplace;
+#[cfg(test)]
+mod floor_plan;
+pub mod kit;
 pub mod mvcc;
 pub mod nocc;
 pub mod partitioned;
@@ -241,7 +242,7 @@ registry!(
     twopl::TwoPl<twopl::Detect>,
     twopl::TwoPl<twopl::TableNoWait>,
     twopl::TwoPl<twopl::TableDetect>,
-    deadlock_free::DeadlockFree2pl,
+    deterministic::DeadlockFree2pl,
     silo::Silo,
     mvcc::Mvcc<mvcc::Rc>,
     mvcc::Mvcc<mvcc::Si>,

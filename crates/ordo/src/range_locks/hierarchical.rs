@@ -17,8 +17,8 @@
 //! paper found that price "so severe that it remains the sole throughput bottleneck".
 
 use super::{longest_shared_prefix, KeyRange, Mode, RangeLockManager, TxnId};
-use crate::protocols::deterministic::lock_manager::KeyHasher;
-use crate::protocols::vll::prefix::Prefix;
+use crate::protocols::kit::lock_manager::KeyHasher;
+use crate::protocols::kit::prefix::Prefix;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 

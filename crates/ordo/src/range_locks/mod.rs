@@ -4,7 +4,7 @@
 //! # The question
 //!
 //! VLLR (§2.7) locks a range as a set of bitstring prefixes with four counters each (C_x, C_s, I_x,
-//! I_s; [`crate::protocols::vll::prefix`]). The paper compares it with
+//! I_s; [`crate::protocols::kit::prefix`]). The paper compares it with
 //!
 //! * a **standard range lock manager** ([`standard`]): key ranges mapped to lock-request queues in a
 //!   sorted map (the paper's `std::map`, here a `BTreeMap`), "fragmenting ranges when needed if new
@@ -39,8 +39,8 @@ pub mod hierarchical;
 pub mod standard;
 pub mod vllr;
 
-pub use crate::protocols::vll::counters::Mode;
-use crate::protocols::vll::prefix::Prefix;
+pub use crate::protocols::kit::lock_request::Mode;
+use crate::protocols::kit::prefix::Prefix;
 
 /// A transaction's id in a lock manager: a small integer the driver reuses once it has finished.
 pub type TxnId = usize;

@@ -302,7 +302,7 @@ fn the_driver_runs_every_manager_and_leaves_it_empty() {
 /// queue, holding a C_x in the empty prefix's slot, blocked every later one until admission stopped.
 #[test]
 fn vllr_runs_a_front_that_only_its_own_hash_collision_refused() {
-    use crate::protocols::vll::prefix::{slot_of, Prefix};
+    use crate::protocols::kit::prefix::{slot_of, Prefix};
     let root = slot_of(0, Prefix { len: 0, bits: 0 });
     // A 32-bit key whose full-length prefix hashes to the empty prefix's slot.
     let key = (0u64..)

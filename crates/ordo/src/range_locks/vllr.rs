@@ -13,15 +13,15 @@
 //!                      (Fig. 5) set by an older transaction runs now
 //! ```
 //!
-//! SCA is the VLL family's ([`crate::protocols::vll::sca::Sca`], as `vllr-sca` runs it): four bit
+//! SCA is the VLL family's ([`crate::protocols::kit::sca::Sca`], as `vllr-sca` runs it): four bit
 //! arrays, one per counter kind (C_x, C_s, I_x, I_s), marked at the counters' hashed slots, so two
 //! intentions never look like a conflict (with one exclusive array for I_x every writer's intention
 //! on the empty prefix would make every younger one look conflicting). Slots that collide give
 //! false conflicts only.
 
 use super::{longest_shared_prefix, KeyRange, Mode, RangeLockManager, TxnId};
-use crate::protocols::vll::prefix::{kinds, slot_of, Kind, Prefix, PrefixTable, SLOT_BITS};
-use crate::protocols::vll::sca::{Footprint, Sca, ScaCandidate};
+use crate::protocols::kit::prefix::{kinds, slot_of, Kind, Prefix, PrefixTable, SLOT_BITS};
+use crate::protocols::kit::sca::{Footprint, Sca, ScaCandidate};
 use std::collections::VecDeque;
 
 /// The table id the prefixes are hashed under (one key space).

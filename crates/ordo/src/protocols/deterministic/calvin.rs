@@ -4,8 +4,8 @@
 //! This is the "Calvin" baseline of the VLL paper (Fig. 11: deterministic VLL against Calvin's lock
 //! manager; Fig. 16: 20.18 µs of locking per transaction). See [`super`] for the pipeline.
 
-use super::lock_manager::HashLockManager;
 use super::{Deterministic, Flavor};
+use crate::protocols::kit::lock_manager::HashLockManager;
 use crate::protocols::{Interactive, Isolation, ProtocolInfo};
 
 impl Flavor for HashLockManager {

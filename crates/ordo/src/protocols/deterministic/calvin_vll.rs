@@ -51,13 +51,15 @@
 //! `ORDO_VLL_STATS=1` prints the lock-manager thread's counts when it ends (admitted, blocked, run by
 //! the head rule, SCA passes, finds and queue entries walked).
 
-use super::plan::LockRequest;
-use super::scheduler::{Scheduler, SeqSlab};
 use super::{Deterministic, Flavor};
-use crate::protocols::vll::counters::{Arrayed, CounterStore, Counters};
-use crate::protocols::vll::sca::{point_key, Sca};
-use crate::protocols::vll::txn_queue::{Seq, TxnQueue, TxnState};
-use crate::protocols::vll::{self, DEFAULT_BLOCKED_LIMIT};
+use crate::protocols::kit::counters::{Arrayed, CounterStore, Counters};
+use crate::protocols::kit::lock_request::LockRequest;
+use crate::protocols::kit::queue_knobs::{
+    VllConfig, BLOCKED_LIMIT_KNOB, DEFAULT_BLOCKED_LIMIT, SCA_BITS_KNOB,
+};
+use crate::protocols::kit::sca::{point_key, Sca};
+use crate::protocols::kit::scheduler::{Scheduler, SeqSlab};
+use crate::protocols::kit::txn_queue::{Seq, TxnQueue, TxnState};
 use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::storage::{Database, RowId, TableId};
 
@@ -177,7 +179,7 @@ impl Scheduler for ArrayedVll {
 
     /// `--vll-blocked-limit` and `--vll-sca-bits`, as for `vll-sca`.
     fn configure(&mut self, config: &ProtocolConfig) {
-        let knobs = vll::VllConfig::of(config);
+        let knobs = VllConfig::of(config);
         self.blocked_limit = knobs.blocked_limit.max(1);
         self.sca = Sca::with_bits(knobs.sca_bits);
     }
@@ -240,7 +242,7 @@ impl Flavor for ArrayedVll {
         paper: "Ren, Thomson, Abadi, VLL (VLDB J. 2015) §2.1-2.4, §3.2 (deterministic VLL)",
         isolation: Isolation::Serializable,
         interactive: Interactive::OneAtATime,
-        knobs: &[&vll::BLOCKED_LIMIT_KNOB, &vll::SCA_BITS_KNOB],
+        knobs: &[&BLOCKED_LIMIT_KNOB, &SCA_BITS_KNOB],
     };
 }
 
@@ -249,8 +251,8 @@ pub type CalvinVll = Deterministic<ArrayedVll>;
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::Mode;
     use super::*;
+    use crate::protocols::kit::lock_request::Mode;
 
     fn x(key: u64) -> LockRequest {
         LockRequest::new(0, key, key, Mode::Exclusive)
@@ -329,7 +331,7 @@ mod tests {
         let mut v = ArrayedVll::default();
         v.configure(
             &ProtocolConfig::default()
-                .with_knob(&vll::BLOCKED_LIMIT_KNOB, "2")
+                .with_knob(&BLOCKED_LIMIT_KNOB, "2")
                 .unwrap(),
         );
         let mut ready = Vec::new();

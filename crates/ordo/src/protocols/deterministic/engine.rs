@@ -19,36 +19,16 @@
 //! has, forwards `Shutdown` to the lock manager, and both threads are joined. Nothing can be in flight
 //! then: transactions borrow the protocol, and worker loops return only when theirs have finished.
 
-use super::plan::LockRequest;
-use super::scheduler::{Scheduler, SeqSlab};
 use super::sequencer::{self, SeqMsg};
+use crate::protocols::kit::plan::LockRequest;
+use crate::protocols::kit::recv::recv_polling;
+use crate::protocols::kit::scheduler::{Scheduler, SeqSlab};
 use crate::protocols::ProtocolConfig;
-use crossbeam_utils::Backoff;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::sync::mpsc::{self, Receiver, RecvError, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
-
-/// Receives from `rx`, polling with [`Backoff`] (a few exponential spins, then a few yields) before
-/// it blocks.
-///
-/// Every hand-off in the pipeline used to block in `recv`, so every message to an idle thread cost
-/// the sender a futex wake-up and the receiver a sleep and a context switch: `perf` put a third of a
-/// `calvin` run in the kernel's wake and switch paths. A receiver that polls briefly first takes the
-/// next message without either when it comes within a few microseconds, as it usually does while the
-/// pipeline is busy; an idle pipeline still sleeps.
-pub fn recv_polling<T>(rx: &Receiver<T>) -> Result<T, RecvError> {
-    let backoff = Backoff::new();
-    loop {
-        match rx.try_recv() {
-            Ok(m) => return Ok(m),
-            Err(TryRecvError::Disconnected) => return Err(RecvError),
-            Err(TryRecvError::Empty) if backoff.is_completed() => return rx.recv(),
-            Err(TryRecvError::Empty) => backoff.snooze(),
-        }
-    }
-}
 
 /// A transaction's lock request as the clients send it.
 pub struct Request {
@@ -148,7 +128,7 @@ struct Waiter {
 /// each release — admit it to the [`Scheduler`] (held back while a barrier waits or holds, or while
 /// the scheduler is full), and notify every transaction whose locks are all granted. The
 /// lock-manager thread drives one (`Admission::run`); `2pl-deadlock-free`
-/// ([`crate::protocols::deadlock_free`]) drives one from every worker, inside a critical section.
+/// ([`crate::protocols::deterministic::deadlock_free`]) drives one from every worker, inside a critical section.
 pub struct Admission<S: Scheduler> {
     scheduler: S,
     /// Ordered but not yet admitted (only while a barrier waits or holds, or the scheduler is full).

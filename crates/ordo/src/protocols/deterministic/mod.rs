@@ -34,36 +34,35 @@
 //! **barrier** that waits for every earlier transaction and holds the whole database (see [`engine`]).
 //!
 //! The sequencer and lock-manager threads are one [`Pipeline`] ([`Engine`]); the protocol is generic
-//! over it, and `2pl-deadlock-free` ([`crate::protocols::deadlock_free`]) is the same protocol with
+//! over it, and `2pl-deadlock-free` ([`crate::protocols::deterministic::deadlock_free`]) is the same protocol with
 //! the workers performing the lock manager's admission themselves, inside a critical section.
 
 pub mod calvin;
 pub mod calvin_vll;
+pub mod deadlock_free;
 pub mod engine;
-pub mod exec;
-pub mod lock_manager;
-pub mod plan;
-pub mod scheduler;
 pub mod sequencer;
 
 #[cfg(test)]
-pub(crate) mod testkit;
-#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_deadlock_free;
 
 pub use calvin::Calvin;
 pub use calvin_vll::CalvinVll;
+pub use deadlock_free::DeadlockFree2pl;
 
-use crate::protocols::aimd::Aimd;
+use crate::protocols::kit::aimd::Aimd;
+use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
+use crate::protocols::kit::plan::{locks_of, LockRequest, Planner};
+use crate::protocols::kit::recv::recv_polling;
+use crate::protocols::kit::scheduler::Scheduler;
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{
     run_pieces, wait, Access, IdLedger, Program, Recorder, RequestSource, Ticket, Tx, TxResult,
 };
 use engine::{Engine, Ready, Request};
-use exec::{Cover, ExecState, ExecTx, HoldingTx};
-use plan::{locks_of, LockRequest, Planner};
-use scheduler::Scheduler;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
@@ -98,7 +97,7 @@ pub trait Flavor: Scheduler {
 
 /// What orders the workers' lock requests and grants them through a [`Scheduler`] `S`: Calvin's
 /// sequencer and lock-manager threads ([`Engine`]), or the workers themselves, each inside a
-/// critical section (`2pl-deadlock-free`, [`crate::protocols::deadlock_free::Latched`]).
+/// critical section (`2pl-deadlock-free`, [`crate::protocols::deterministic::deadlock_free::Latched`]).
 pub trait Pipeline<S: Scheduler>: Send + Sync + Sized + 'static {
     /// The protocol this pipeline makes of `S`.
     const INFO: ProtocolInfo;
@@ -163,7 +162,7 @@ impl<S: Flavor, E: Pipeline<S>> Deterministic<S, E> {
         accesses: &mut Vec<Access>,
         locks: &mut Vec<LockRequest>,
     ) -> TxResult<bool> {
-        w.planner.plan(program, &self.db, accesses);
+        w.planner.plan(program, &self.db, accesses, false);
         let whole = locks_of(&self.db, accesses, S::NEEDS_ROWS, locks)?;
         self.engine.submit(Request {
             locks: if whole { Vec::new() } else { locks.clone() },
@@ -180,7 +179,7 @@ impl<S: Flavor, E: Pipeline<S>> Deterministic<S, E> {
             return r;
         }
         let _waiting = wait::blocked();
-        engine::recv_polling(&w.ready_rx).expect("the worker holds a sender of its own ready queue")
+        recv_polling(&w.ready_rx).expect("the worker holds a sender of its own ready queue")
     }
 
     /// Runs `program` (its locks granted) under `locks`, then releases `seq`.

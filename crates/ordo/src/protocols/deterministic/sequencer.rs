@@ -7,7 +7,8 @@
 //! batching still amortizes the hand-off to the lock-manager thread, without a fixed 10 ms delay. Each
 //! request gets the next sequence number; the lock manager admits them in that order.
 
-use super::engine::{recv_polling, LmMsg, Request};
+use super::engine::{LmMsg, Request};
+use crate::protocols::kit::recv::recv_polling;
 use std::sync::mpsc::{Receiver, Sender};
 
 /// The most requests in one batch.

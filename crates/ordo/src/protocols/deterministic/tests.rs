@@ -1,15 +1,15 @@
 //! Deterministic protocols: the Tx contract, checked contended histories, determinism across thread
 //! counts, and reconnaissance mismatches.
 
-use super::testkit::{
-    checked_history, contended, fresh_db, recon_mismatch_aborts_and_releases, MixProgram, Mixed,
-};
 use super::*;
-use crate::check::AnomalyKind;
 use crate::harness::{verify, VerifyConfig};
 use crate::protocols::conformance;
-use crate::protocols::nocc::NoCC;
-use crate::protocols::vll::{BLOCKED_LIMIT_KNOB, DEFAULT_BLOCKED_LIMIT};
+use crate::protocols::kit::lock_manager;
+use crate::protocols::kit::queue_knobs::{BLOCKED_LIMIT_KNOB, DEFAULT_BLOCKED_LIMIT};
+use crate::protocols::kit::testkit::{
+    checked_history, contended, fresh_db, recon_mismatch_aborts_and_releases, serial, MixProgram,
+    Mixed,
+};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::HashMap;
@@ -36,23 +36,6 @@ fn calvin_contended_histories_have_no_cycles() {
 #[test]
 fn calvin_vll_contended_histories_have_no_cycles() {
     checked_history::<CalvinVll>();
-}
-
-/// The checker does see cycles in this workload when there is no concurrency control (retrying with
-/// new seeds until the threads really interleave: on a saturated machine one run may not).
-#[test]
-fn the_workload_exposes_anomalies_without_concurrency_control() {
-    let found = (0..20).any(|seed| {
-        let cfg = VerifyConfig {
-            protocol: ProtocolConfig::with_threads(4),
-            txns: 20_000,
-            seed,
-            prefetch: true,
-        };
-        let v = verify::run::<NoCC, Mixed>(&contended(), &cfg).unwrap();
-        v.report.has(AnomalyKind::GSingle) || !v.report.is_serializable()
-    });
-    assert!(found, "no anomaly in 20 runs without concurrency control");
 }
 
 /// A fixed list of order-sensitive programs. No data-dependent ones: a reconnaissance mismatch is
@@ -117,7 +100,7 @@ fn run_in_order<S: Flavor>(
             let e = i % executors;
             let mut prog = prog.clone();
             let (mut acc, mut locks) = (Vec::new(), Vec::new());
-            planner.plan(&mut prog, p.db(), &mut acc);
+            planner.plan(&mut prog, p.db(), &mut acc, false);
             assert!(!locks_of(p.db(), &acc, S::NEEDS_ROWS, &mut locks).unwrap());
             to_exec[e]
                 .send((i as u64, prog, locks.clone(), acc))
@@ -130,16 +113,6 @@ fn run_in_order<S: Flavor>(
             });
         }
     });
-    Mixed::dump(p.db())
-}
-
-/// The serial execution of `programs` in list order.
-fn serial(programs: &[MixProgram]) -> Vec<(u64, i64, i64)> {
-    let p = NoCC::open(fresh_db(), &ProtocolConfig::default());
-    let mut w = p.worker(0, false);
-    for prog in programs {
-        p.execute(&mut w, &mut prog.clone()).unwrap();
-    }
     Mixed::dump(p.db())
 }
 
@@ -219,12 +192,12 @@ fn dropping_the_protocol_joins_its_threads() {
 
 #[test]
 fn calvin_interactive_barriers_alongside_the_pipeline() {
-    super::testkit::interactive_alongside_worker_loop::<Calvin>();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<Calvin>();
 }
 
 #[test]
 fn calvin_vll_interactive_barriers_alongside_the_pipeline() {
-    super::testkit::interactive_alongside_worker_loop::<CalvinVll>();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<CalvinVll>();
 }
 
 /// The in-flight window starts at its maximum and stale reconnaissance takes it down to the floor

@@ -15,7 +15,7 @@ use super::record::{MvMeta, Record, Visible};
 use super::state::{Handle, Pool, TxnShared, ABORTED, ACTIVE, COMMITTED, COMMITTING, DOOMED};
 use super::{clock::SlotLease, spin::SpinGuard, ssi, Mode, Mvcc};
 use crate::check::TxnId;
-use crate::protocols::inplace::{get_unlocked, scan_unlocked};
+use crate::protocols::kit::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Schema, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, wait, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::collections::VecDeque;

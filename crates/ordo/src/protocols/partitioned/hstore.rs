@@ -31,8 +31,8 @@
 //! Interactive transactions ([`Protocol::begin`]) hold every partition.
 
 use super::parts::PartSet;
-use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx, HoldingTx};
-use crate::protocols::deterministic::plan::Planner;
+use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
+use crate::protocols::kit::plan::Planner;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{run_pieces, wait, Access, IdLedger, Program, Recorder, Tx, TxResult};
@@ -132,7 +132,7 @@ impl Protocol for HStore {
 
     /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
     fn execute<P: Program>(&self, w: &mut HStoreWorker, program: &mut P) -> TxResult<()> {
-        w.planner.plan(program, &self.db, &mut w.accesses);
+        w.planner.plan(program, &self.db, &mut w.accesses, false);
         let n = self.partitions();
         w.parts.of(&self.db, &w.accesses, n)?;
         self.lock(&w.parts.list);

@@ -38,10 +38,10 @@
 //! always run.
 
 use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
-use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
-use crate::protocols::deterministic::lock_manager::HashLockManager;
-use crate::protocols::deterministic::plan::LockRequest;
-use crate::protocols::deterministic::scheduler::{Scheduler, SeqSlab};
+use crate::protocols::kit::exec::{Cover, ExecTx, HoldingTx};
+use crate::protocols::kit::lock_manager::HashLockManager;
+use crate::protocols::kit::plan::LockRequest;
+use crate::protocols::kit::scheduler::{Scheduler, SeqSlab};
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};

@@ -36,7 +36,6 @@ pub mod hstore;
 pub mod lockmgr;
 pub mod parts;
 pub mod vll_partitioned;
-pub mod waiting;
 pub mod worker;
 
 #[cfg(test)]

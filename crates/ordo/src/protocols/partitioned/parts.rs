@@ -4,7 +4,7 @@ use super::partition_of;
 use crate::storage::Database;
 use crate::txn::{Access, Target, TxResult};
 
-/// Partitions as a bitset (for [`crate::protocols::deterministic::exec::Cover::Partitions`]) and as
+/// Partitions as a bitset (for [`crate::protocols::kit::exec::Cover::Partitions`]) and as
 /// an ascending list (the locking order).
 #[derive(Clone, Debug, Default)]
 pub struct PartSet {

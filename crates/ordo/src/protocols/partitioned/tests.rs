@@ -5,7 +5,7 @@ use super::*;
 use crate::harness::Workload;
 use crate::harness::{verify, VerifyConfig};
 use crate::protocols::conformance;
-use crate::protocols::deterministic::testkit::{MixProgram, Mixed};
+use crate::protocols::kit::testkit::{mix, run_script, run_script_source, MixProgram, Mixed};
 use crate::protocols::{Protocol, ProtocolConfig};
 use worker::Engine;
 
@@ -93,15 +93,6 @@ fn vll_partitioned_arrayed_histories_have_no_cycles() {
     checked::<VllPartitionedArrayed>(Some((4, 0.2)));
 }
 
-fn mix(keys: &[u64]) -> MixProgram {
-    MixProgram {
-        keys: 64,
-        ops: keys.iter().map(|&k| (k, true)).collect(),
-        tag: 1,
-        ..MixProgram::default()
-    }
-}
-
 /// The property that separates VLL from H-Store: a queued multi-partition transaction holds only its
 /// records, so a local transaction on other records of its partitions runs at once; one on its records
 /// is queued and runs when the multi-partition transaction finishes (head rule).
@@ -168,7 +159,7 @@ impl crate::txn::Program for WideScan {
         1
     }
     fn declare(&self, _: usize, out: &mut Vec<crate::txn::Access>) {
-        use crate::protocols::deterministic::testkit::T;
+        use crate::protocols::kit::testkit::T;
         use crate::storage::ColumnSet;
         use crate::txn::Access;
         out.push(Access::scan(T, 0, u64::MAX >> 1, ColumnSet::ALL));
@@ -180,7 +171,7 @@ impl crate::txn::Program for WideScan {
         ));
     }
     fn run_piece<X: crate::txn::Tx>(&mut self, _: usize, tx: &mut X) -> crate::txn::TxResult<()> {
-        use crate::protocols::deterministic::testkit::{B, T};
+        use crate::protocols::kit::testkit::{B, T};
         use crate::storage::ColumnSet;
         let mut sum = 0;
         tx.scan(T, 0, u64::MAX >> 1, ColumnSet::ALL, |_, r| {
@@ -305,25 +296,22 @@ fn fresh_db<M: Default + Send + Sync>() -> crate::storage::Database<M> {
 
 #[test]
 fn hstore_interactive_transactions_alongside_the_worker_loop() {
-    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<HStore>();
-    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<HStoreLockMgr>();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<HStore>();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<HStoreLockMgr>();
 }
 
 #[test]
 fn vll_partitioned_interactive_transactions_alongside_the_worker_loop() {
-    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<VllPartitioned>();
-    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<VllPartitionedSca>(
-    );
-    crate::protocols::deterministic::testkit::interactive_alongside_worker_loop::<
-        VllPartitionedArrayed,
-    >();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<VllPartitioned>();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<VllPartitionedSca>();
+    crate::protocols::kit::testkit::interactive_alongside_worker_loop::<VllPartitionedArrayed>();
 }
 
 /// A retryable abort is reported; only a stale reconnaissance (`Validation`) lowers the worker's
 /// blocked threshold.
 #[test]
 fn vll_partitioned_lowers_its_blocked_threshold_only_on_stale_reconnaissance() {
-    use crate::protocols::deterministic::testkit::Counted;
+    use crate::protocols::kit::testkit::Counted;
     use crate::txn::AbortReason;
     use rand::SeedableRng;
     use worker::{new_blocked_limit, retry, BLOCKED_LIMIT, MIN_BLOCKED_LIMIT};
@@ -357,65 +345,6 @@ fn vll_partitioned_lowers_its_blocked_threshold_only_on_stale_reconnaissance() {
     );
     retry(&mut src, AbortReason::Validation, &mut one);
     assert_eq!(one.size(), 1);
-}
-
-/// Hands out `programs` in order (ticket tag = position) and records the order they finish in.
-struct Script {
-    programs: Vec<MixProgram>,
-    next: usize,
-    finished: Vec<u64>,
-    /// The most transactions drawn and not yet finished at once.
-    most_in_flight: usize,
-}
-
-impl crate::txn::RequestSource for Script {
-    type Program = MixProgram;
-    fn program(&self) -> MixProgram {
-        MixProgram::default()
-    }
-    fn next(&mut self, p: &mut MixProgram) -> Option<crate::txn::Ticket> {
-        let next = self.programs.get(self.next)?;
-        p.clone_from(next);
-        self.next += 1;
-        self.most_in_flight = self.most_in_flight.max(self.next - self.finished.len());
-        Some(crate::txn::Ticket::now(self.next as u64 - 1))
-    }
-    fn aborted(&mut self, _: crate::txn::AbortReason) {}
-    fn finished(&mut self, t: crate::txn::Ticket, outcome: Result<(), crate::txn::Abort>) {
-        outcome.expect("commits");
-        self.finished.push(t.tag);
-    }
-    fn seed(&self) -> u64 {
-        1
-    }
-}
-
-/// Runs `script` through one worker of `P` on 2 partitions; returns the order the transactions
-/// finished in and each key's `b`.
-fn run_script<P: Protocol>(script: Vec<MixProgram>) -> (Vec<u64>, Vec<(u64, i64, i64)>) {
-    let (src, dump) = run_script_source::<P>(script);
-    (src.finished, dump)
-}
-
-/// [`run_script`], returning the whole source (what it recorded).
-fn run_script_source<P: Protocol>(script: Vec<MixProgram>) -> (Script, Vec<(u64, i64, i64)>) {
-    let p = P::open(
-        fresh_db(),
-        &ProtocolConfig {
-            threads: 2,
-            ..ProtocolConfig::default()
-        },
-    );
-    let mut w = p.worker(0, false);
-    let mut src = Script {
-        programs: script,
-        next: 0,
-        finished: Vec::new(),
-        most_in_flight: 0,
-    };
-    p.run_worker(&mut w, &mut src);
-    let dump = Mixed::dump(p.db());
-    (src, dump)
 }
 
 /// Fig. 3's "TxnQueue is not full" counts **blocked** transactions only (§3.3.1: "the queue length is
@@ -524,45 +453,6 @@ fn vll_partitioned_works_on_other_transactions_while_one_waits_for_remote_reads(
         };
         assert_eq!(b, want, "key {k}");
     }
-}
-
-/// `nocc` with remote waits is the paper's "no locking" line of Figs. 9–10 — the same system with its
-/// locking removed: it sets a waiting transaction aside and runs everything drawn after it at once,
-/// the one on the same key included (nothing orders them), and keeps admitting while transactions
-/// wait.
-#[test]
-fn nocc_sets_transactions_that_wait_for_remote_reads_aside() {
-    use crate::protocols::nocc::NoCC;
-    use std::time::Duration;
-    let waits = |ms| crate::txn::RemoteWait::new(Some(Duration::from_millis(ms)));
-    let script = vec![
-        MixProgram {
-            remote: waits(250),
-            ..mix(&[1, 2])
-        },
-        mix(&[4]),
-        mix(&[6]),
-        mix(&[1, 8]),
-        mix(&[10]),
-    ];
-    let (src, dump) = run_script_source::<NoCC>(script);
-    assert_eq!(
-        src.finished,
-        [1, 2, 3, 4, 0],
-        "everything ran during the wait"
-    );
-    let key1 = dump.iter().find(|r| r.0 == 1).expect("key 1").1;
-    assert_eq!(key1, 1 + 2, "both writers of key 1 ran");
-    let n = 40;
-    let waiting: Vec<MixProgram> = (0..n)
-        .map(|i| MixProgram {
-            remote: waits(300),
-            ..mix(&[2 * i, 2 * i + 1])
-        })
-        .collect();
-    let (src, _) = run_script_source::<NoCC>(waiting);
-    assert_eq!(src.finished.len(), n as usize);
-    assert_eq!(src.most_in_flight, n as usize, "all of them waited at once");
 }
 
 /// [`Mixed`] whose multi-partition transactions wait `wait` for remote reads.
@@ -704,7 +594,7 @@ fn hstore_lockmgr_locks_every_transaction_in_its_partitions_lock_manager() {
 /// keeps the default threshold: the knob is the VLL family's).
 #[test]
 fn the_vll_knobs_reach_the_partitioned_engines() {
-    use crate::protocols::vll::{BLOCKED_LIMIT_KNOB, SCA_BITS_KNOB};
+    use crate::protocols::kit::queue_knobs::{BLOCKED_LIMIT_KNOB, SCA_BITS_KNOB};
     let config = ProtocolConfig::with_threads(2)
         .with_knob(&BLOCKED_LIMIT_KNOB, "3")
         .and_then(|c| c.with_knob(&SCA_BITS_KNOB, "4096"))

@@ -2,7 +2,7 @@
 //! partition-per-core deployments (§2.3, Fig. 3, and the H-Store comparison of Fig. 9–10): H-Store's
 //! partitions, but multi-partition transactions lock *records* with VLL counters instead of holding
 //! whole partitions. `vll-partitioned` runs a blocked transaction only when it reaches the head of
-//! every queue it is in; `vll-partitioned-sca` also runs SCA ([`crate::protocols::vll::sca`]) when
+//! every queue it is in; `vll-partitioned-sca` also runs SCA ([`crate::protocols::kit::sca`]) when
 //! its worker would otherwise wait — which matters once the head of a queue can stall on a remote
 //! read (Fig. 9–10: "without SCA, the entire TxnQueue must wait").
 //!
@@ -71,19 +71,19 @@
 //! Programs stay with the worker that drew them (it executes them, outside the latches, once granted);
 //! each worker admits new transactions while fewer than `--vll-blocked-limit` (default
 //! [`super::worker::BLOCKED_LIMIT`]) of its own are blocked (Fig. 3's "TxnQueue is not full"; Waiting ones do not count; the threshold drops while
-//! reconnaissance goes stale, see [`crate::protocols::aimd`]): the loop is [`super::worker`]'s,
+//! reconnaissance goes stale, see [`crate::protocols::kit::aimd`]): the loop is [`super::worker`]'s,
 //! shared with `hstore-lockmgr`. Interactive transactions ([`Protocol::begin`]) wait until every
 //! queue is empty and hold every partition latch.
 
 use super::worker::{self, latch, plan, run, Admitted, Engine, PartWorker, Slot, Waiter};
-use crate::protocols::deterministic::exec::{Cover, ExecTx, HoldingTx};
-use crate::protocols::deterministic::plan::LockRequest;
+use crate::protocols::kit::counters::{Arrayed, Colocated, CounterStore, VllCounters};
+use crate::protocols::kit::exec::{Cover, ExecTx, HoldingTx};
+use crate::protocols::kit::plan::LockRequest;
 #[cfg(doc)]
-use crate::protocols::deterministic::plan::MAX_RANGE_KEYS;
-use crate::protocols::vll::counters::{Arrayed, Colocated, CounterStore, VllCounters};
-use crate::protocols::vll::sca::{point_key, Sca};
-use crate::protocols::vll::txn_queue::{TxnQueue, TxnState};
-use crate::protocols::vll::{self, VllConfig};
+use crate::protocols::kit::plan::MAX_RANGE_KEYS;
+use crate::protocols::kit::queue_knobs::{VllConfig, BLOCKED_LIMIT_KNOB, SCA_BITS_KNOB};
+use crate::protocols::kit::sca::{point_key, Sca};
+use crate::protocols::kit::txn_queue::{TxnQueue, TxnState};
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Program, Recorder, RequestSource, TxResult};
@@ -319,7 +319,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
             paper: FIG_9,
             isolation: Isolation::Serializable,
             interactive: Interactive::OneAtATime,
-            knobs: &[&vll::BLOCKED_LIMIT_KNOB],
+            knobs: &[&BLOCKED_LIMIT_KNOB],
         },
         (true, false) => ProtocolInfo {
             name: "vll-partitioned-sca",
@@ -328,7 +328,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
             paper: FIG_9,
             isolation: Isolation::Serializable,
             interactive: Interactive::OneAtATime,
-            knobs: &[&vll::BLOCKED_LIMIT_KNOB, &vll::SCA_BITS_KNOB],
+            knobs: &[&BLOCKED_LIMIT_KNOB, &SCA_BITS_KNOB],
         },
         (false, true) => ProtocolInfo {
             name: "vll-partitioned-arrayed",
@@ -336,7 +336,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
             paper: FIG_9,
             isolation: Isolation::Serializable,
             interactive: Interactive::OneAtATime,
-            knobs: &[&vll::BLOCKED_LIMIT_KNOB],
+            knobs: &[&BLOCKED_LIMIT_KNOB],
         },
         (true, true) => ProtocolInfo {
             name: "vll-partitioned-arrayed-sca",
@@ -344,7 +344,7 @@ impl<const SCA: bool, L: Layout> Protocol for SingleThreadedVll<SCA, L> {
             paper: FIG_9,
             isolation: Isolation::Serializable,
             interactive: Interactive::OneAtATime,
-            knobs: &[&vll::BLOCKED_LIMIT_KNOB, &vll::SCA_BITS_KNOB],
+            knobs: &[&BLOCKED_LIMIT_KNOB, &SCA_BITS_KNOB],
         },
     };
 

@@ -5,7 +5,7 @@
 //! A worker draws a transaction, plans it (`plan`: its accesses, key locks, partitions) and admits
 //! it (`Engine::admit`): it either ran at once, or it is queued in every partition it touches and
 //! runs when all of them granted it — at once, or when its owner is notified (`Waiter`). A granted
-//! transaction with remote reads to wait for enters the **Waiting** state ([`super::waiting`]).
+//! transaction with remote reads to wait for enters the **Waiting** state ([`crate::protocols::kit::waiting`]).
 //!
 //! Admission follows Fig. 3's "TxnQueue is not full": a worker admits new transactions while fewer
 //! than its blocked threshold ([`BLOCKED_LIMIT`]) of its own are **blocked** (queued, not yet granted
@@ -18,12 +18,12 @@
 //! end of a wait.
 
 use super::parts::PartSet;
-use super::waiting::Waiting;
-use crate::protocols::aimd::Aimd;
-use crate::protocols::deterministic::engine::recv_polling;
-use crate::protocols::deterministic::exec::{Cover, ExecState, ExecTx};
-use crate::protocols::deterministic::plan::{locks_of, LockRequest, Planner};
-use crate::protocols::vll::txn_queue::Seq;
+use crate::protocols::kit::aimd::Aimd;
+use crate::protocols::kit::exec::{Cover, ExecState, ExecTx};
+use crate::protocols::kit::plan::{locks_of, LockRequest, Planner};
+use crate::protocols::kit::recv::recv_polling;
+use crate::protocols::kit::txn_queue::Seq;
+use crate::protocols::kit::waiting::Waiting;
 use crate::storage::Database;
 use crate::txn::{
     run_pieces, wait, Abort, AbortReason, Access, IdLedger, Program, Recorder, RequestSource,
@@ -200,7 +200,7 @@ pub(super) fn plan<P: Program, M: Default + Send + Sync>(
     rows: bool,
     n: u64,
 ) -> Result<(), Abort> {
-    w.planner.plan(program, db, &mut s.accesses);
+    w.planner.plan(program, db, &mut s.accesses, false);
     s.wall = locks_of(db, &s.accesses, rows, &mut s.locks)?;
     s.queued.clear();
     if s.wall {
@@ -402,7 +402,7 @@ pub(super) fn run_worker<E: Engine, R: RequestSource>(e: &E, w: &mut PartWorker,
 
 /// The transaction in `slot` holds its locks in every partition it is queued in: it runs next, or —
 /// a distributed transaction with remote reads to wait for — enters the Waiting state
-/// ([`super::waiting`]).
+/// ([`crate::protocols::kit::waiting`]).
 fn free_everywhere<P: Program>(
     program: &mut P,
     slot: usize,

@@ -10,7 +10,7 @@ use super::sets::{NodeEntry, ReadEntry, Sets, WriteEntry};
 use super::tid::TidWord;
 use super::{tid, Silo};
 use crate::check::TxnId;
-use crate::protocols::inplace::{get_unlocked, scan_unlocked};
+use crate::protocols::kit::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;

@@ -28,12 +28,9 @@ use std::sync::atomic::AtomicU64;
 /// The exclusive bit of both lock words.
 pub const X_BIT: u64 = 1 << 63;
 
-/// Lock modes. `Shared < Exclusive`: holding exclusive covers a shared request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Mode {
-    Shared,
-    Exclusive,
-}
+/// Lock modes (the kit's, as every lock-based protocol's): `Shared < Exclusive`, holding exclusive
+/// covers a shared request.
+pub use crate::protocols::kit::lock_request::Mode;
 
 /// No-wait's lock: an exclusive bit and a reader count.
 #[derive(Debug, Default)]

@@ -103,7 +103,6 @@
 
 pub mod detect;
 pub mod lock;
-pub mod lock_table;
 pub mod lockset;
 pub mod nowait;
 pub mod table_detect;
@@ -113,7 +112,7 @@ pub mod wait;
 pub mod waitdie;
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;
 
 pub use detect::Detect;
 pub use lock::Mode;

@@ -1,4 +1,4 @@
-//! `2pl-table-detect`: strict 2PL over the **traditional lock manager** ([`super::lock_table`]) that
+//! `2pl-table-detect`: strict 2PL over the **traditional lock manager** ([`crate::protocols::kit::lock_table`]) that
 //! **waits** on a conflict and breaks deadlocks found in a **waits-for graph** — the "standard 2PL" of
 //! the VLL paper's Fig. 8 (Ren, Thomson, Abadi 2015, §3.2: "a 'traditional' implementation that
 //! detects deadlocks and aborts deadlocked transactions", over "a hash table that maps each lockable
@@ -15,13 +15,13 @@
 //! found before it).
 //!
 //! Two conversions on one record (both read it, both want to write) are a deadlock the table refuses
-//! at the second request ([`super::lock_table::Outcome::Conflict`]): that requester aborts at once.
+//! at the second request ([`crate::protocols::kit::lock_table::Outcome::Conflict`]): that requester aborts at once.
 
 use super::detect::find_victim;
 use super::lock::Mode;
-use super::lock_table::{LockTable, Outcome, Owner, Poll};
 use super::wait::{Local, Registry};
 use super::{Policy, Record};
+use crate::protocols::kit::lock_table::{LockTable, Outcome, Owner, Poll};
 use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 use crossbeam_utils::Backoff;

@@ -1,5 +1,5 @@
 //! `2pl-table`: strict 2PL with no-wait deadlock prevention over the **traditional lock manager**
-//! ([`super::lock_table`]: a latched hash table of lock heads with request queues) instead of a lock
+//! ([`crate::protocols::kit::lock_table`]: a latched hash table of lock heads with request queues) instead of a lock
 //! word beside each record. Everything else — in-place writes with undo, the lock set, next-key
 //! locking, phantom protection — is the shared 2PL transaction of [`super::txn`]; only where a lock
 //! lives and what taking it costs differ from `2pl-nowait`.
@@ -14,8 +14,8 @@
 //! is insert-only), so that is the key's identity.
 
 use super::lock::Mode;
-use super::lock_table::{LockTable, Outcome, Owner};
 use super::{Policy, Record};
+use crate::protocols::kit::lock_table::{LockTable, Outcome, Owner};
 use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use crate::txn::AbortReason;
 

@@ -391,7 +391,7 @@ fn waitdie_retry_keeps_its_timestamp() {
 
 /// Runs `n` transactions on `n` threads; transaction `i` X-locks key `keys[i]`, all meet at a barrier,
 /// then each X-locks `keys[(i + 1) % n]`: a waits-for cycle of length `n`. Exactly one must die.
-pub(crate) fn deadlock_cycle<V: Policy>(n: usize) {
+fn deadlock_cycle<V: Policy>(n: usize) {
     let p: P<V> = open_small();
     let keys = [10u64, 20, 30, 40, 50];
     let barrier = Barrier::new(n);

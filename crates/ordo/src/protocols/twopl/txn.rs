@@ -1,7 +1,7 @@
 //! The 2PL transaction: lock, then read or write in place; undo on abort; release everything at the end.
 //!
 //! * [`TwoPlWorker`] keeps what outlives a transaction: the lock set, the id generator, the policy's
-//!   per-worker state and the shared in-place executor ([`crate::protocols::inplace`]: recorder, undo
+//!   per-worker state and the shared in-place executor ([`crate::protocols::kit::inplace`]: recorder, undo
 //!   log, row-image buffer). All buffers are cleared, not freed, between transactions.
 //! * Reads and writes themselves are the executor's; what 2PL adds around each is the lock taken first
 //!   (next-key locks for inserts and scans), and after the executor's undo the release of every lock.
@@ -16,7 +16,7 @@ use super::lock::Mode;
 use super::lockset::{Held, LockSet};
 use super::{Policy, TwoPl};
 use crate::check::TxnId;
-use crate::protocols::inplace::{InPlace, Install};
+use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT, SUPREMUM};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;

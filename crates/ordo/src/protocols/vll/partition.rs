@@ -30,15 +30,15 @@
 //! them without entering the critical section — written only while some transaction is blocked
 //! (the head rule has nothing to do otherwise), so without contention they stay in every core's
 //! cache; they sit in a cache-line pair of their own, and the latch in another, since waiters spin
-//! on it ([`super::latch`]). A transaction that must run **alone** (an interactive
+//! on it ([`crate::protocols::kit::latch`]). A transaction that must run **alone** (an interactive
 //! one, or one whose ranges are too wide to lock key by key) is a *wall*: it is blocked unless the queue
 //! is empty, every transaction enqueued after it is blocked, and SCA never looks past it — so it runs
 //! exactly when it reaches the head, and nothing runs beside it.
 
-use super::latch::Latch;
-use super::sca::Sca;
 use super::scheme::LockScheme;
-use super::txn_queue::{Seq, TxnQueue, TxnState, MAX_LANES};
+use crate::protocols::kit::latch::Latch;
+use crate::protocols::kit::sca::Sca;
+use crate::protocols::kit::txn_queue::{Seq, TxnQueue, TxnState, MAX_LANES};
 use crate::storage::Database;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -203,9 +203,9 @@ pub struct Partition<S: LockScheme> {
 }
 
 impl<S: LockScheme> Partition<S> {
-    /// A partition; with `sca`, SCA's bit arrays of the paper's size ([`super::sca::SCA_BITS`]).
+    /// A partition; with `sca`, SCA's bit arrays of the paper's size ([`crate::protocols::kit::sca::SCA_BITS`]).
     pub fn new(sca: bool) -> Self {
-        Self::with_sca(sca.then_some(super::sca::SCA_BITS))
+        Self::with_sca(sca.then_some(crate::protocols::kit::sca::SCA_BITS))
     }
 
     /// A partition; with `Some(bits)`, SCA with bit arrays of `bits` bits each.
@@ -595,7 +595,8 @@ impl<S: LockScheme> Partition<S> {
 #[cfg(all(test, not(ordo_loom)))]
 mod tests {
     use super::*;
-    use crate::protocols::vll::counters::{Colocated, LockRequest};
+    use crate::protocols::kit::counters::Colocated;
+    use crate::protocols::kit::lock_request::LockRequest;
     use crate::protocols::vll::scheme::PointLocks;
 
     #[test]
@@ -616,7 +617,7 @@ mod tests {
         }
         assert_eq!(latch, 128, "the latch starts its own pair");
         assert_eq!(
-            std::mem::size_of::<super::super::latch::RawSpinLatch>(),
+            std::mem::size_of::<crate::protocols::kit::latch::RawSpinLatch>(),
             128
         );
         let header_end = queue + TxnQueue::<Queued<LockRequest>>::WRITTEN_HEADER - 1;

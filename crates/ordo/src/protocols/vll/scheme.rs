@@ -16,9 +16,10 @@
 //! Reads of a table that is read-only once loaded take no lock in either scheme
 //! ([`Access::unlocked_in`]); execution lets them through without one.
 
-use super::counters::{self, Colocated, CounterStore, LockRequest, Mode, VllCounters};
-use super::prefix::Kind;
-use super::sca::point_key;
+use crate::protocols::kit::counters::{self, Colocated, CounterStore, VllCounters};
+use crate::protocols::kit::lock_request::{self, LockRequest, Mode};
+use crate::protocols::kit::prefix::Kind;
+use crate::protocols::kit::sca::point_key;
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{Access, AccessKind, Target, TxResult};
 use std::marker::PhantomData;
@@ -138,7 +139,7 @@ impl PointLayout for Colocated {
         }
         // SAFETY: `t` is table `table` of the database the partition requests this in (planning
         // and the critical section both use the protocol's database, which outlives them).
-        unsafe { LockRequest::new(table, key, rid, mode).with_counters(c) }
+        unsafe { LockRequest::new(table, key, rid, mode).with_meta(c) }
     }
 }
 impl PointLayout for counters::Arrayed {
@@ -173,8 +174,8 @@ fn push_point<C: PointLayout>(
     sig: &mut u64,
     out: &mut Vec<LockRequest>,
 ) {
-    if out.len() <= counters::SMALL {
-        let bit = counters::signature_bit(table, key);
+    if out.len() <= lock_request::SMALL {
+        let bit = lock_request::signature_bit(table, key);
         if *sig & bit != 0 {
             if let Some(l) = out.iter_mut().find(|l| l.key == key && l.table == table) {
                 l.mode = l.mode.max(mode);
@@ -239,8 +240,8 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
                 }
             }
         }
-        if out.len() > counters::SMALL {
-            counters::normalize(out);
+        if out.len() > lock_request::SMALL {
+            lock_request::normalize(out);
         }
         // The counters' cache lines are not loaded here: they were prefetched (above or by the
         // harness), and a blocking load now would make the worker wait for every one of them before
@@ -263,7 +264,7 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
         key: u64,
         write: bool,
     ) -> Option<(usize, Option<RowId>)> {
-        counters::find(locks, table, key)
+        lock_request::find(locks, table, key)
             .filter(|&i| !write || locks[i].mode == Mode::Exclusive)
             .map(|i| (i, Some(locks[i].rid)))
     }
@@ -277,7 +278,7 @@ impl<C: PointLayout + Sync> LockScheme for PointLocks<C> {
             return true;
         }
         // Normalized locks are unique: the range is covered iff all hi - lo + 1 keys are there.
-        counters::count_in(locks, table, lo, hi) as u64 == hi - lo + 1
+        lock_request::count_in(locks, table, lo, hi) as u64 == hi - lo + 1
     }
     #[inline]
     fn sca_keys(r: &LockRequest, f: &mut dyn FnMut(u64, Kind)) {

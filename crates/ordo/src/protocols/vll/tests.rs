@@ -1,13 +1,15 @@
 //! VLL's tests: the paper's schedules on the partition, the main loop under contention with the
 //! checker, dependent transactions, interactive transactions, and the conformance contract.
 
-use super::counters::{Counters, LockRequest, Mode};
 use super::partition::{Busy, CopyPool, Partition, ScaPass};
 use super::scheme::PointLocks;
-use super::txn_queue::TxnState;
 use super::*;
 use crate::check::{check, History};
 use crate::protocols::conformance::{self, open_small, small_db, A, B, KV};
+use crate::protocols::kit::counters::Counters;
+use crate::protocols::kit::lock_request::{LockRequest, Mode};
+use crate::protocols::kit::txn_queue::TxnState;
+use crate::protocols::kit::{counters, sca};
 use crate::storage::{ColumnSet, RowId};
 use crate::txn::{Abort, AbortReason, Access, Ticket, Tx};
 use rand::rngs::SmallRng;
@@ -668,7 +670,7 @@ fn counters_return_to_zero_after_a_run() {
 }
 
 /// Whether every prefix counter of a VLLR flavour is back to zero after a contended run.
-fn prefix_counters_drain<F: Flavor<Scheme = prefix::PrefixLocks>>(cfg: &VllConfig) -> bool {
+fn prefix_counters_drain<F: Flavor<Scheme = vllr::PrefixLocks>>(cfg: &VllConfig) -> bool {
     let p = Vll::<F>::with_config(test_db(), cfg);
     run_threads(&p, 3, 1_000);
     p.partition_state().with_locks(|t| t.is_empty())

@@ -2,7 +2,7 @@
 //!
 //! By the time a [`VllTx`] runs, every lock it needs was requested in `BeginTransaction` and granted
 //! (free) or inherited (head rule / SCA). Execution is therefore plain: the shared in-place executor
-//! ([`crate::protocols::inplace`]) reads and writes the shared rows in place, keeps an undo log for
+//! ([`crate::protocols::kit::inplace`]) reads and writes the shared rows in place, keeps an undo log for
 //! aborts the program's own logic asks for, and records the version words the checker needs. The one check left is the dependent-transaction rule of §2.4: each operation must be
 //! covered by the locks ([`LockScheme::allows`]); anything else aborts with `Validation`, and the main
 //! loop resubmits the transaction as a new one.
@@ -16,11 +16,11 @@
 //! declared or not, running alone or not, is refused with `InvalidData` ([`refuse_write`]).
 
 use super::partition::Partition;
-use super::recon::ReconScratch;
 use super::scheme::LockScheme;
-use super::txn_queue::Seq;
 use crate::check::TxnId;
-use crate::protocols::inplace::{InPlace, Install};
+use crate::protocols::kit::inplace::{InPlace, Install};
+use crate::protocols::kit::plan::Planner;
+use crate::protocols::kit::txn_queue::Seq;
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Access, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
@@ -35,7 +35,7 @@ pub struct VllWorker<R> {
     pub(super) accesses: Vec<Access>,
     /// Its lock requests (scratch for single-transaction execution).
     pub(super) locks: Vec<R>,
-    pub(super) recon: ReconScratch,
+    pub(super) planner: Planner,
 }
 
 impl<R> VllWorker<R> {
@@ -47,7 +47,7 @@ impl<R> VllWorker<R> {
             exec: InPlace::new(id, recording, true),
             accesses: Vec::new(),
             locks: Vec::new(),
-            recon: ReconScratch::default(),
+            planner: Planner::default(),
         }
     }
     pub(super) fn recorder(&mut self) -> &mut Recorder {

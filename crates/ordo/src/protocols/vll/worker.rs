@@ -37,12 +37,11 @@
 //! reconnaissance) is resubmitted at once as a new transaction.
 
 use super::partition::{Busy, CopyPool, FrontTake, Parked, Partition, ScaPass, NO_FRONT};
-use super::recon::gather;
 use super::scheme::LockScheme;
 use super::txn::{Held, VllTx};
-use super::txn_queue::Seq;
 use super::{Flavor, Vll};
-use crate::protocols::aimd::Aimd;
+use crate::protocols::kit::aimd::Aimd;
+use crate::protocols::kit::txn_queue::Seq;
 use crate::txn::{run_pieces, AccessKind, Program, RequestSource, Ticket, Tx, TxResult};
 
 /// What the main loop keeps between iterations.
@@ -80,7 +79,7 @@ struct LoopState<P, R> {
     /// blocked behind a New-Order of its own district always finds `d_next_o_id` changed.
     limit: Aimd,
     /// `vll-sca`: this worker's SCA bit arrays ([`Partition::worker_sca`]).
-    sca: Option<super::sca::Sca>,
+    sca: Option<crate::protocols::kit::sca::Sca>,
     stats: LoopStats,
 }
 
@@ -266,7 +265,7 @@ impl<F: Flavor> Vll<F> {
         locks: &mut Vec<Req<F>>,
         prefetch: bool,
     ) -> TxResult<Planned> {
-        let recon = gather(program, &self.db, &mut w.accesses, &mut w.recon, prefetch);
+        let recon = w.planner.plan(program, &self.db, &mut w.accesses, prefetch);
         // A dependent transaction's records were prefetched before its reconnaissance, and what that
         // found it has just read.
         let ok = F::Scheme::plan(&self.db, &w.accesses, locks, prefetch && !recon)?;

@@ -1,21 +1,19 @@
-//! Executing a transaction whose locks are already held, and the reconnaissance pass before planning.
+//! Executing a transaction whose locks are already held.
 //!
-//! In Calvin, deterministic VLL and H-Store a transaction runs only once *every* lock it needs is
-//! granted (a key lock, or its partitions), so execution itself takes no locks: [`ExecTx`] runs the
-//! shared in-place executor ([`crate::protocols::inplace`]), which reads and writes the rows in place,
-//! keeps an undo log for aborts by the program's own logic, and records the history for the checker. What it may touch is its [`Cover`]; an operation outside it means the
-//! reconnaissance pass guessed wrong (the data changed, VLL §2.6), so the transaction aborts with the
-//! retryable [`AbortReason::Validation`], releases, and is planned and ordered again.
+//! In Calvin, deterministic VLL, deadlock-free 2PL, H-Store and the partitioned engines a transaction
+//! runs only once *every* lock it needs is granted (a key lock, or its partitions), so execution
+//! itself takes no locks: [`ExecTx`] runs the shared in-place executor ([`super::inplace`]), which
+//! reads and writes the rows in place, keeps an undo log for aborts by the program's own logic, and
+//! records the history for the checker. What it may touch is its [`Cover`]; an operation outside it
+//! means the reconnaissance pass guessed wrong (the data changed, VLL §2.6), so the transaction
+//! aborts with the retryable [`AbortReason::Validation`], releases, and is planned and ordered again.
 //!
-//! Reads of read-only tables ([`crate::storage::TableSpec::read_only`]) need no cover (they take no lock);
-//! a write to one, declared or not, is refused with `InvalidData` ([`refuse_write`]).
-//!
-//! [`ReconTx`] is the reconnaissance pass itself: reads straight from the rows at no isolation, writes
-//! computed and thrown away, nothing recorded.
+//! Reads of read-only tables ([`crate::storage::TableSpec::read_only`]) need no cover (they take no
+//! lock); a write to one, declared or not, is refused with `InvalidData` ([`refuse_write`]).
 
-use super::plan::{find, LockRequest, Mode};
+use super::inplace::{InPlace, Install};
+use super::lock_request::{find, LockRequest, Mode};
 use crate::check::TxnId;
-use crate::protocols::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{
     refuse_write, Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds,
@@ -379,101 +377,4 @@ impl<M: Default + Send + Sync, H> Drop for HoldingTx<'_, M, H> {
         // Roll back (if still live) while the right is held; `_held` is released afterwards.
         drop(self.tx.take());
     }
-}
-
-/// The reconnaissance pass: reads at no isolation, writes discarded, nothing recorded.
-pub struct ReconTx<'a, M: Default + Send + Sync> {
-    db: &'a Database<M>,
-    buf: Vec<u64>,
-}
-
-impl<'a, M: Default + Send + Sync> ReconTx<'a, M> {
-    pub fn new(db: &'a Database<M>) -> Self {
-        ReconTx {
-            db,
-            buf: Vec::new(),
-        }
-    }
-
-    /// Reads `cols` of `key` into the buffer, if present.
-    fn read(&mut self, table: TableId, key: u64, cols: ColumnSet) -> bool {
-        let t = self.db.table(table);
-        let Some(rid) = t.lookup(key) else {
-            return false;
-        };
-        if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
-            return false;
-        }
-        self.buf.clear();
-        self.buf.resize(t.schema().row_words(), 0);
-        t.read_into(rid, cols, &mut self.buf);
-        true
-    }
-}
-
-impl<M: Default + Send + Sync> Tx for ReconTx<'_, M> {
-    fn id(&self) -> TxnId {
-        0
-    }
-
-    fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        if !self.read(table, key, cols) {
-            return Ok(None);
-        }
-        Ok(Some(RowRef::new(self.db.table(table).schema(), &self.buf)))
-    }
-
-    fn update<R>(
-        &mut self,
-        table: TableId,
-        key: u64,
-        cols: ColumnSet,
-        f: impl FnOnce(&mut RowMut<'_>) -> R,
-    ) -> TxResult<Option<R>> {
-        if !self.read(table, key, cols) {
-            return Ok(None);
-        }
-        let schema = self.db.table(table).schema();
-        Ok(Some(f(&mut RowMut::new(schema, &mut self.buf))))
-    }
-
-    fn insert(&mut self, _: TableId, _: u64, _: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
-        Ok(())
-    }
-
-    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        Ok(self.read(table, key, ColumnSet::NONE))
-    }
-
-    fn scan(
-        &mut self,
-        table: TableId,
-        lo: u64,
-        hi: u64,
-        cols: ColumnSet,
-        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
-    ) -> TxResult<()> {
-        let t = self.db.table(table);
-        if !t.is_ordered() || lo > hi {
-            return Ok(());
-        }
-        self.buf.clear();
-        self.buf.resize(t.schema().row_words(), 0);
-        for (key, rid) in t.range(lo, hi) {
-            if t.version(rid).load(Ordering::Acquire) & ABSENT != 0 {
-                continue;
-            }
-            t.read_into(rid, cols, &mut self.buf);
-            if !f(key, RowRef::new(t.schema(), &self.buf)) {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    fn commit(self) -> TxResult<()> {
-        Ok(())
-    }
-
-    fn abort(self) {}
 }

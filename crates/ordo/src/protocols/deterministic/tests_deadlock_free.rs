@@ -1,16 +1,17 @@
 //! `2pl-deadlock-free`: the Tx contract, checked contended histories, the paper's point (requests
 //! in opposite orders never deadlock, so nothing aborts), and the latched pipeline's exact grants.
 
-use super::*;
+use super::deadlock_free::*;
+use super::engine::{Ready, Request};
+use super::Pipeline;
 use crate::harness::Workload;
 use crate::protocols::conformance;
-use crate::protocols::deterministic::plan::{LockRequest, Mode};
-use crate::protocols::deterministic::testkit::{
+use crate::protocols::kit::lock_request::{LockRequest, Mode};
+use crate::protocols::kit::testkit::{
     checked_history, interactive_alongside_worker_loop, recon_mismatch_aborts_and_releases,
     Counted, Mixed,
 };
-use crate::protocols::twopl::{self, Detect};
-use crate::protocols::Protocol;
+use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::Database;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 
@@ -64,14 +65,13 @@ fn retried_attempts<P: Protocol>(w: &Mixed, threads: u32, per_thread: u64) -> u6
 }
 
 /// The paper's reason for the variant: transactions that update the same few hot records in
-/// opposite orders deadlock under 2PL that locks as it goes, and never under 2PL that requests
-/// every lock at once. The deadlock is forced by a barrier (T1 holds one key, T2 another, then each
-/// asks for the other's: the twopl suite's cycle): `2pl-detect` must break it with exactly one
-/// victim. The deadlock-free variant cannot be stopped half-way like that (a transaction holds all
-/// its locks or none), so it runs the same pattern many times over on 8 hot keys and must retry no
-/// attempt at all.
+/// opposite orders deadlock under 2PL that locks as it goes (`2pl-detect` must break such a cycle
+/// with exactly one victim: the twopl suite's `deadlock_cycle`), and never under 2PL
+/// that requests every lock at once. The deadlock-free variant cannot be stopped half-way (a
+/// transaction holds all its locks or none), so it runs the pattern many times over on 8 hot keys
+/// and must retry no attempt at all.
 #[test]
-fn hot_records_in_opposite_orders_deadlock_2pl_but_not_the_deadlock_free_variant() {
+fn hot_records_in_opposite_orders_never_deadlock_the_deadlock_free_variant() {
     let hot = Mixed {
         keys: 8,
         ops: 4,
@@ -79,7 +79,6 @@ fn hot_records_in_opposite_orders_deadlock_2pl_but_not_the_deadlock_free_variant
         affine: None,
     };
     assert_eq!(retried_attempts::<DeadlockFree2pl>(&hot, 4, 3_000), 0);
-    twopl::tests::deadlock_cycle::<Detect>(2);
 }
 
 fn x(key: u64) -> LockRequest {

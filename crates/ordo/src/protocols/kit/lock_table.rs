@@ -26,8 +26,15 @@
 //!   requests in arrival order as long as each is compatible with the group (the first one that is not
 //!   stops the walk). A head whose queue is empty goes back to the bucket's free list.
 //!
-//! A transaction releases by walking its own lock list (kept by the 2PL transaction, [`super::lockset`])
+//! A transaction releases by walking its own lock list (kept by the 2PL transaction, `twopl::lockset`)
 //! and calling `unlock` for each entry, as the textbook's lock list of request blocks does.
+//!
+//! **The compatibility matrix is a parameter** ([`LockModes`]): which modes exist, which pairs may
+//! be granted together, which mode covers which, and what a conversion asks for. 2PL runs the table
+//! with shared and exclusive ([`Mode`]: S with S, X with nothing); a protocol with more kinds of
+//! locks (Salt's ACID, alkaline and saline locks, Callas's nexus locks) supplies its own matrix. A
+//! head counts its granted requests per mode and keeps a bit per mode held, so "compatible with the
+//! granted group" is one mask test whatever the matrix.
 //!
 //! **Memory.** Lock heads and the request entries in their queues come from a free list per bucket:
 //! an emptied head keeps its queue's buffer and is reused by the next lock hashed to that bucket, so a
@@ -39,12 +46,12 @@
 //! textbook's waiter sleeps on a semaphore that the releaser signals; either way the grant itself is
 //! decided by the releaser, in `unlock`).
 //!
-//! Contrast with Ordo's lock-word 2PL ([`super::lock`]): there the lock *is* a word beside the record,
+//! Contrast with Ordo's lock-word 2PL (`twopl::lock`): there the lock *is* a word beside the record,
 //! found through the row's slot and taken with one compare-and-swap, no hash, no latch, no queue — the
 //! "very lightweight" lock manager the VLL paper says main-memory systems move toward. This file is the
 //! heavyweight one they move away from.
 
-use super::lock::Mode;
+pub use super::lock_request::Mode;
 use crate::storage::{RowId, TableId};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -57,6 +64,46 @@ pub const DEFAULT_BUCKETS: usize = 1 << 12;
 
 /// Who owns a request: a worker id (a worker runs one transaction at a time).
 pub type Owner = u32;
+
+/// A lock table's modes and their compatibility matrix.
+pub trait LockModes: Copy + Eq + std::fmt::Debug + Send + 'static {
+    /// Granted requests per mode, indexed by [`LockModes::index`] (`[u32; N]` for N modes, at
+    /// most 32).
+    type Counts: Copy + Default + std::fmt::Debug + Send + AsRef<[u32]> + AsMut<[u32]>;
+    /// This mode's index in [`LockModes::Counts`].
+    fn index(self) -> usize;
+    /// The modes that may not be granted while `self` is requested, as a mask of indices: the row
+    /// of the compatibility matrix (symmetric: `a` conflicts with `b` iff `b` conflicts with `a`).
+    fn conflicts(self) -> u32;
+    /// Whether holding `self` already grants a request for `other` (X covers S).
+    fn covers(self, other: Self) -> bool;
+    /// The mode a holder of `self` converts to when it asks for `other` (S asking for X: X).
+    fn join(self, other: Self) -> Self;
+}
+
+/// Shared and exclusive: S with S, X with nothing; X covers S.
+impl LockModes for Mode {
+    type Counts = [u32; 2];
+    #[inline]
+    fn index(self) -> usize {
+        self as usize
+    }
+    #[inline]
+    fn conflicts(self) -> u32 {
+        match self {
+            Mode::Shared => 1 << Mode::Exclusive as u32,
+            Mode::Exclusive => (1 << Mode::Shared as u32) | (1 << Mode::Exclusive as u32),
+        }
+    }
+    #[inline]
+    fn covers(self, other: Self) -> bool {
+        self >= other
+    }
+    #[inline]
+    fn join(self, other: Self) -> Self {
+        self.max(other)
+    }
+}
 
 /// What a lock request got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,50 +119,75 @@ pub enum Outcome {
 
 /// One lock request in a head's queue.
 #[derive(Clone, Copy, Debug)]
-struct Request {
+struct Request<M> {
     owner: Owner,
-    mode: Mode,
+    mode: M,
     granted: bool,
-    /// A granted S request waiting to be converted to X.
+    /// A granted request waiting to be converted to a stronger mode (S to X).
     converting: bool,
+    /// The mode a pending conversion asks for.
+    target: M,
 }
 
-impl Request {
-    /// Whether it is granted in `mode` or a stronger one (a pending conversion is granted in none).
-    fn holds(&self, mode: Mode) -> bool {
-        self.granted && !self.converting && self.mode >= mode
+impl<M: LockModes> Request<M> {
+    /// Whether it is granted in `mode` or one that covers it (a pending conversion is granted in
+    /// none).
+    fn holds(&self, mode: M) -> bool {
+        self.granted && !self.converting && self.mode.covers(mode)
     }
 }
 
 /// The lock of one record: its granted group and its request queue (granted requests first, then the
 /// waiting ones in arrival order).
 #[derive(Debug, Default)]
-struct LockHead {
+struct LockHead<M: LockModes> {
     table: TableId,
     rid: RowId,
-    /// Granted shared requests.
-    granted_s: u32,
-    /// Whether an exclusive request is granted.
-    granted_x: bool,
+    /// Granted requests per mode.
+    granted: M::Counts,
+    /// Bit `i` set iff some request is granted in the mode of index `i`.
+    held: u32,
     /// Waiting requests plus pending conversions: when nonzero, a new request may not overtake them.
     waiting: u32,
-    queue: VecDeque<Request>,
+    queue: VecDeque<Request<M>>,
 }
 
-impl LockHead {
+impl<M: LockModes> LockHead<M> {
+    /// Whether `mode` may join the granted group.
     #[inline]
-    fn compatible(&self, mode: Mode) -> bool {
-        match mode {
-            Mode::Shared => !self.granted_x,
-            Mode::Exclusive => !self.granted_x && self.granted_s == 0,
-        }
+    fn compatible(&self, mode: M) -> bool {
+        mode.conflicts() & self.held == 0
     }
 
     #[inline]
-    fn grant(&mut self, mode: Mode) {
-        match mode {
-            Mode::Shared => self.granted_s += 1,
-            Mode::Exclusive => self.granted_x = true,
+    fn grant(&mut self, mode: M) {
+        self.granted.as_mut()[mode.index()] += 1;
+        self.held |= 1 << mode.index();
+    }
+
+    #[inline]
+    fn ungrant(&mut self, mode: M) {
+        let n = &mut self.granted.as_mut()[mode.index()];
+        *n -= 1;
+        if *n == 0 {
+            self.held &= !(1 << mode.index());
+        }
+    }
+
+    /// Converts the granted request at `p` to `target` if the rest of the granted group allows it.
+    #[inline]
+    fn try_convert(&mut self, p: usize, target: M) -> bool {
+        let own = self.queue[p].mode;
+        self.ungrant(own);
+        if self.compatible(target) {
+            self.grant(target);
+            let r = &mut self.queue[p];
+            r.mode = target;
+            r.converting = false;
+            true
+        } else {
+            self.grant(own);
+            false
         }
     }
 
@@ -126,13 +198,8 @@ impl LockHead {
             return;
         }
         if let Some(c) = self.queue.iter().position(|r| r.converting) {
-            // Possible once its own S is the only grant left.
-            if self.granted_s == 1 && !self.granted_x {
-                let r = &mut self.queue[c];
-                r.converting = false;
-                r.mode = Mode::Exclusive;
-                self.granted_s = 0;
-                self.granted_x = true;
+            // Possible once the holder's own grant is the only one in its way.
+            if self.try_convert(c, self.queue[c].target) {
                 self.waiting -= 1;
             }
             return;
@@ -153,13 +220,22 @@ impl LockHead {
 }
 
 /// One bucket: its chain of lock heads and its free list of emptied heads.
-#[derive(Debug, Default)]
-struct Chain {
-    heads: Vec<LockHead>,
-    free: Vec<LockHead>,
+#[derive(Debug)]
+struct Chain<M: LockModes> {
+    heads: Vec<LockHead<M>>,
+    free: Vec<LockHead<M>>,
 }
 
-impl Chain {
+impl<M: LockModes> Default for Chain<M> {
+    fn default() -> Self {
+        Chain {
+            heads: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<M: LockModes> Chain<M> {
     #[inline]
     fn find(&self, table: TableId, rid: RowId) -> Option<usize> {
         self.heads
@@ -181,7 +257,14 @@ impl Chain {
         if let Some(i) = self.find(table, rid) {
             return i;
         }
-        let mut h = self.free.pop().unwrap_or_default();
+        let mut h = self.free.pop().unwrap_or_else(|| LockHead {
+            table,
+            rid,
+            granted: M::Counts::default(),
+            held: 0,
+            waiting: 0,
+            queue: VecDeque::new(),
+        });
         h.table = table;
         h.rid = rid;
         self.heads.push(h);
@@ -193,56 +276,52 @@ impl Chain {
     fn reclaim(&mut self, i: usize) {
         if self.heads[i].queue.is_empty() {
             let h = self.heads.swap_remove(i);
-            debug_assert!(h.granted_s == 0 && !h.granted_x && h.waiting == 0);
+            debug_assert!(h.held == 0 && h.waiting == 0);
             self.free.push(h);
         }
     }
 }
 
 /// A bucket: a latch over a chain, on its own cache line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[repr(align(64))]
-struct Bucket(Mutex<Chain>);
+struct Bucket<M: LockModes>(Mutex<Chain<M>>);
 
-/// The hash table of lock heads.
-pub struct LockTable {
-    buckets: Box<[Bucket]>,
+/// The hash table of lock heads, over the modes `M` (shared and exclusive by default).
+pub struct LockTable<M: LockModes = Mode> {
+    buckets: Box<[Bucket<M>]>,
     mask: usize,
 }
 
-impl Default for LockTable {
+impl<M: LockModes> Default for LockTable<M> {
     fn default() -> Self {
         LockTable::new(DEFAULT_BUCKETS)
     }
 }
 
-impl LockTable {
+impl<M: LockModes> LockTable<M> {
     /// A table with `buckets` buckets (rounded up to a power of two).
     pub fn new(buckets: usize) -> Self {
         let n = buckets.max(1).next_power_of_two();
         LockTable {
-            buckets: (0..n).map(|_| Bucket::default()).collect(),
+            buckets: (0..n)
+                .map(|_| Bucket(Mutex::new(Chain::default())))
+                .collect(),
             mask: n - 1,
         }
     }
 
     #[inline]
-    fn bucket(&self, table: TableId, rid: RowId) -> &Mutex<Chain> {
+    fn bucket(&self, table: TableId, rid: RowId) -> &Mutex<Chain<M>> {
         let h = (rid ^ ((table as u64) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         &self.buckets[(h >> 32) as usize & self.mask].0
     }
 
     /// Requests `(table, rid)` in `mode` for `owner`. With `wait`, a conflicting request is queued
     /// ([`Outcome::Waiting`]); without, it is withdrawn ([`Outcome::Conflict`]). A request for a lock the
-    /// owner already holds in S asks for a conversion to X; one it holds strongly enough is granted.
-    pub fn lock(
-        &self,
-        owner: Owner,
-        table: TableId,
-        rid: RowId,
-        mode: Mode,
-        wait: bool,
-    ) -> Outcome {
+    /// owner already holds in a mode that does not cover it asks for a conversion (S to X); one it
+    /// holds strongly enough is granted.
+    pub fn lock(&self, owner: Owner, table: TableId, rid: RowId, mode: M, wait: bool) -> Outcome {
         let mut chain = self.bucket(table, rid).lock();
         let i = chain.find_or_insert(table, rid);
         let head = &mut chain.heads[i];
@@ -256,6 +335,7 @@ impl LockTable {
                 mode,
                 granted: true,
                 converting: false,
+                target: mode,
             });
             return Outcome::Granted;
         }
@@ -266,6 +346,7 @@ impl LockTable {
                 mode,
                 granted: false,
                 converting: false,
+                target: mode,
             });
             Outcome::Waiting
         } else {
@@ -275,24 +356,23 @@ impl LockTable {
     }
 
     /// A second request by the owner of queue entry `p`.
-    fn convert(head: &mut LockHead, p: usize, mode: Mode, wait: bool) -> Outcome {
+    fn convert(head: &mut LockHead<M>, p: usize, mode: M, wait: bool) -> Outcome {
         let r = head.queue[p];
         if !r.granted || r.converting {
             // Already waiting: the caller waits on that request.
             return Outcome::Waiting;
         }
-        if r.mode >= mode {
+        if r.mode.covers(mode) {
             return Outcome::Granted;
         }
-        // S held, X wanted.
-        if head.granted_s == 1 && !head.granted_x {
-            head.granted_s = 0;
-            head.granted_x = true;
-            head.queue[p].mode = Mode::Exclusive;
+        // Held in a weaker mode (S held, X wanted): convert at once if nobody else is in the way.
+        let target = r.mode.join(mode);
+        if head.try_convert(p, target) {
             return Outcome::Granted;
         }
         if wait && !head.queue.iter().any(|q| q.converting) {
             head.queue[p].converting = true;
+            head.queue[p].target = target;
             head.waiting += 1;
             Outcome::Waiting
         } else {
@@ -303,7 +383,7 @@ impl LockTable {
 
     /// Whether `owner`'s request on `(table, rid)` is granted in `mode` (or stronger) — what a waiter
     /// polls.
-    pub fn is_granted(&self, owner: Owner, table: TableId, rid: RowId, mode: Mode) -> bool {
+    pub fn is_granted(&self, owner: Owner, table: TableId, rid: RowId, mode: M) -> bool {
         let chain = self.bucket(table, rid).lock();
         // An owner has at most one request per record (a second one converts it).
         chain
@@ -312,7 +392,7 @@ impl LockTable {
     }
 
     /// Waits until `owner`'s queued request on `(table, rid)` is granted in `mode`.
-    pub fn wait_granted(&self, owner: Owner, table: TableId, rid: RowId, mode: Mode) {
+    pub fn wait_granted(&self, owner: Owner, table: TableId, rid: RowId, mode: M) {
         let backoff = crossbeam_utils::Backoff::new();
         while !self.is_granted(owner, table, rid, mode) {
             backoff.snooze();
@@ -334,7 +414,7 @@ impl LockTable {
 
     /// One round of a waiter: [`Self::is_granted`] and, if not granted, [`Self::blockers`], under
     /// one acquisition of the bucket's latch instead of two.
-    pub fn poll(&self, owner: Owner, table: TableId, rid: RowId, mode: Mode) -> Poll {
+    pub fn poll(&self, owner: Owner, table: TableId, rid: RowId, mode: M) -> Poll {
         let chain = self.bucket(table, rid).lock();
         let Some((i, p)) = chain.request_of(table, rid, owner) else {
             return Poll::Waiting(0);
@@ -383,10 +463,7 @@ impl LockTable {
         let head = &mut chain.heads[i];
         let r = head.queue.remove(p).expect("position is in range");
         if r.granted {
-            match r.mode {
-                Mode::Shared => head.granted_s -= 1,
-                Mode::Exclusive => head.granted_x = false,
-            }
+            head.ungrant(r.mode);
         }
         if !r.granted || r.converting {
             head.waiting -= 1;
@@ -425,7 +502,7 @@ pub enum Poll {
 }
 
 /// [`LockTable::blockers`] of the request at `p` in `queue`.
-fn blockers_of(queue: &VecDeque<Request>, p: usize) -> u64 {
+fn blockers_of<M: LockModes>(queue: &VecDeque<Request<M>>, p: usize) -> u64 {
     let me = queue[p];
     if me.granted && !me.converting {
         return 0;
@@ -438,7 +515,7 @@ fn blockers_of(queue: &VecDeque<Request>, p: usize) -> u64 {
             } else if r.converting {
                 true
             } else if r.granted || j < p {
-                !(r.mode == Mode::Shared && me.mode == Mode::Shared)
+                r.mode.conflicts() & (1 << me.mode.index()) != 0
             } else {
                 false
             };
@@ -751,5 +828,78 @@ mod tests {
         });
         assert_eq!((t.heads_in_use(), t.requests()), (0, 0));
         assert!(state.iter().all(|s| s.load(Ordering::SeqCst) == 0));
+    }
+
+    /// A matrix other than S/X: the multigranularity modes IS, IX, S, X (Gray et al. 1976). The
+    /// table grants, queues, converts and reports blockers by the matrix it is given.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Gran {
+        Is,
+        Ix,
+        S,
+        X,
+    }
+
+    impl LockModes for Gran {
+        type Counts = [u32; 4];
+        fn index(self) -> usize {
+            self as usize
+        }
+        fn conflicts(self) -> u32 {
+            let bits = |ms: &[Gran]| ms.iter().fold(0, |m, g| m | 1 << *g as u32);
+            match self {
+                Gran::Is => bits(&[Gran::X]),
+                Gran::Ix => bits(&[Gran::S, Gran::X]),
+                Gran::S => bits(&[Gran::Ix, Gran::X]),
+                Gran::X => bits(&[Gran::Is, Gran::Ix, Gran::S, Gran::X]),
+            }
+        }
+        fn covers(self, other: Self) -> bool {
+            self == other || self == Gran::X || (other == Gran::Is && self != Gran::Is)
+        }
+        fn join(self, other: Self) -> Self {
+            match (self, other) {
+                (a, b) if a.covers(b) => a,
+                (a, b) if b.covers(a) => b,
+                // IX and S: no SIX here, so X.
+                _ => Gran::X,
+            }
+        }
+    }
+
+    #[test]
+    fn a_four_mode_matrix_grants_queues_and_converts_by_its_own_rules() {
+        use Gran::*;
+        let t: LockTable<Gran> = LockTable::new(8);
+        assert_eq!(t.lock(1, 0, 1, Is, true), Granted);
+        assert_eq!(t.lock(2, 0, 1, Ix, true), Granted, "IS with IX");
+        assert_eq!(t.lock(3, 0, 1, S, false), Conflict, "S with IX");
+        assert_eq!(t.lock(3, 0, 1, S, true), Waiting);
+        assert_eq!(t.blockers(3, 0, 1), 1 << 2, "only the IX holder blocks S");
+        assert_eq!(
+            t.lock(4, 0, 1, Is, true),
+            Waiting,
+            "FIFO: no overtaking the waiting S"
+        );
+        // IS converts to IX at once beside another IX; IX to X must wait for the others.
+        assert_eq!(t.lock(1, 0, 1, Ix, true), Granted);
+        assert!(t.is_granted(1, 0, 1, Is), "IX covers IS");
+        assert_eq!(t.lock(2, 0, 1, X, true), Waiting);
+        assert_eq!(
+            t.blockers(2, 0, 1),
+            1 << 1,
+            "the conversion waits for the other holder"
+        );
+        t.unlock(1, 0, 1);
+        assert!(t.is_granted(2, 0, 1, X), "converted once alone");
+        assert!(!t.is_granted(3, 0, 1, S));
+        t.unlock(2, 0, 1);
+        assert!(
+            t.is_granted(3, 0, 1, S) && t.is_granted(4, 0, 1, Is),
+            "S and IS together"
+        );
+        t.unlock(3, 0, 1);
+        t.unlock(4, 0, 1);
+        assert_eq!((t.heads_in_use(), t.requests()), (0, 0));
     }
 }

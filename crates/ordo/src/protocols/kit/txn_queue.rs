@@ -76,7 +76,7 @@ struct Entry<T> {
 ///
 /// `repr(C)`: the fields every critical section writes (the counter, the counts, the lanes' first
 /// sequence numbers) come first, then those it only reads, so that a partition can keep the
-/// written ones in its latch's cache lines ([`super::partition`]).
+/// written ones in its latch's cache lines (`vll::partition`).
 #[repr(C)]
 pub struct TxnQueue<T> {
     /// Transactions enqueued so far (the next sequence number, before its lane bits).

@@ -1,5 +1,8 @@
-//! Test support for the deterministic and partitioned protocols: a contended key-value workload with
-//! order-sensitive updates and optional data-dependent (pointer-chasing) transactions.
+//! Test support shared by the families' suites (the deterministic, partitioned and deadlock-free
+//! protocols, and `nocc` as the no-control baseline): a contended key-value workload with
+//! order-sensitive updates and optional data-dependent (pointer-chasing) transactions ([`Mixed`]),
+//! its serial execution ([`serial`]), and sources that hand a worker loop a fixed script
+//! ([`Script`]) or a counted stream ([`Counted`]).
 
 use crate::harness::{verify, VerifyConfig, Workload};
 use crate::protocols::{Protocol, ProtocolConfig};
@@ -393,4 +396,84 @@ pub fn recon_mismatch_aborts_and_releases<P: Protocol>() {
         );
     }
     tx.commit().unwrap();
+}
+
+/// Hands out `programs` in order (ticket tag = position) and records the order they finish in.
+pub struct Script {
+    programs: Vec<MixProgram>,
+    next: usize,
+    pub finished: Vec<u64>,
+    /// The most transactions drawn and not yet finished at once.
+    pub most_in_flight: usize,
+}
+
+impl crate::txn::RequestSource for Script {
+    type Program = MixProgram;
+    fn program(&self) -> MixProgram {
+        MixProgram::default()
+    }
+    fn next(&mut self, p: &mut MixProgram) -> Option<crate::txn::Ticket> {
+        let next = self.programs.get(self.next)?;
+        p.clone_from(next);
+        self.next += 1;
+        self.most_in_flight = self.most_in_flight.max(self.next - self.finished.len());
+        Some(crate::txn::Ticket::now(self.next as u64 - 1))
+    }
+    fn aborted(&mut self, _: crate::txn::AbortReason) {}
+    fn finished(&mut self, t: crate::txn::Ticket, outcome: Result<(), crate::txn::Abort>) {
+        outcome.expect("commits");
+        self.finished.push(t.tag);
+    }
+    fn seed(&self) -> u64 {
+        1
+    }
+}
+
+/// Runs `script` through one worker of `P` on 2 partitions; returns the order the transactions
+/// finished in and each key's `b`.
+pub fn run_script<P: Protocol>(script: Vec<MixProgram>) -> (Vec<u64>, Vec<(u64, i64, i64)>) {
+    let (src, dump) = run_script_source::<P>(script);
+    (src.finished, dump)
+}
+
+/// [`run_script`], returning the whole source (what it recorded).
+pub fn run_script_source<P: Protocol>(script: Vec<MixProgram>) -> (Script, Vec<(u64, i64, i64)>) {
+    let p = P::open(fresh_db(), &ProtocolConfig::with_threads(2));
+    let mut w = p.worker(0, false);
+    let mut src = Script {
+        programs: script,
+        next: 0,
+        finished: Vec::new(),
+        most_in_flight: 0,
+    };
+    p.run_worker(&mut w, &mut src);
+    let dump = Mixed::dump(p.db());
+    (src, dump)
+}
+
+/// A program that updates each of `keys` (of 64), tag 1.
+pub fn mix(keys: &[u64]) -> MixProgram {
+    MixProgram {
+        keys: 64,
+        ops: keys.iter().map(|&k| (k, true)).collect(),
+        tag: 1,
+        ..MixProgram::default()
+    }
+}
+
+/// The final state of `programs` run one after another in list order with nothing else running (the
+/// serial execution a deterministic protocol must reproduce), on the kit's executor with the whole
+/// database as its cover: a program that aborts is rolled back.
+pub fn serial(programs: &[MixProgram]) -> Vec<(u64, i64, i64)> {
+    use crate::protocols::kit::exec::{Cover, ExecState, ExecTx};
+    let db: Database<()> = fresh_db();
+    let ledger = crate::txn::IdLedger::new();
+    let mut st = ExecState::new(ledger.lease(0), false);
+    for prog in programs {
+        let mut tx = ExecTx::new(&db, &mut st, Cover::All);
+        if crate::txn::run_pieces(&mut prog.clone(), &mut tx).is_ok() {
+            tx.commit().expect("a serial transaction commits");
+        }
+    }
+    Mixed::dump(&db)
 }

@@ -34,21 +34,17 @@
 //! This module knows nothing about queues or threads: it takes any oldest-first sequence of
 //! [`ScaCandidate`]s. [`super::txn_queue::TxnQueue::sca`] feeds it a VLL TxnQueue.
 
+pub use super::lock_request::lock_id;
+use super::lock_request::LockRequest;
 use super::prefix::Kind;
 
 /// Bits in each of D_X and D_S (100 kB each, so both fit in a 256 kB L2 cache).
 pub const SCA_BITS: u32 = 819_200;
 
-/// The id SCA hashes for a record: table and key folded into one word.
-#[inline]
-pub fn lock_id(table: u32, key: u64) -> u64 {
-    key ^ (table as u64).rotate_right(8)
-}
-
 /// What SCA marks for a point lock request: its record's [`lock_id`], and the counter (`D_X` or
 /// `D_S`) its mode sets. Every point-lock VLL (threaded, per partition, deterministic) marks this.
 #[inline]
-pub fn point_key(r: &super::counters::LockRequest) -> (u64, Kind) {
+pub fn point_key(r: &LockRequest) -> (u64, Kind) {
     (lock_id(r.table, r.key), Kind::of_lock(r.mode))
 }
 
@@ -314,7 +310,7 @@ pub(super) mod tests {
 
     /// A queued transaction for the tests: blocked or not, and (key, kind) locks.
     #[derive(Clone, Debug)]
-    pub(in crate::protocols::vll) struct T {
+    pub(in crate::protocols) struct T {
         pub blocked: bool,
         pub locks: Vec<(u64, Kind)>,
     }
@@ -353,7 +349,7 @@ pub(super) mod tests {
     }
 
     /// The oracle: every blocked transaction that conflicts with no older one.
-    pub(in crate::protocols::vll) fn runnable(q: &[T]) -> Vec<usize> {
+    pub(in crate::protocols) fn runnable(q: &[T]) -> Vec<usize> {
         (0..q.len())
             .filter(|&i| q[i].blocked && !q[..i].iter().any(|o| conflicts(o, &q[i])))
             .collect()
@@ -361,7 +357,7 @@ pub(super) mod tests {
 
     /// 1 to 11 transactions over 16 keys, each key once per transaction (as planning leaves them),
     /// point locks (C_x, C_s).
-    pub(in crate::protocols::vll) fn random_queue(rng: &mut impl Rng) -> Vec<T> {
+    pub(in crate::protocols) fn random_queue(rng: &mut impl Rng) -> Vec<T> {
         random_queue_of(rng, &[Kind::Cx, Kind::Cs])
     }
 

@@ -1,13 +1,15 @@
-//! Planning a transaction before it is ordered: its full read/write set, turned into key locks.
+//! Planning a transaction before it runs: its full read/write set, turned into key locks.
 //!
-//! Deterministic protocols (Calvin, deterministic VLL) and partitioned ones (H-Store) must know
-//! everything a transaction will touch *before* it runs. [`Planner::plan`] collects the union of the program's
-//! declared [`Access`]es. Where a piece's declaration depends on earlier pieces' results
-//! ([`Program::depends_on`] non-empty, e.g. a secondary-index lookup) it first runs those earlier pieces
-//! in a **reconnaissance pass** ([`super::exec::ReconTx`]: reads at no isolation, writes discarded), as
-//! the VLL paper's §2.6 (and Calvin's OLLP) prescribe. The real execution later checks every operation
-//! against the locks taken ([`super::exec::Cover`]); if the data changed in between and the transaction
-//! strays outside them, it aborts with [`crate::txn::AbortReason::Validation`] and is resubmitted with a fresh plan.
+//! The protocols that request every lock before a transaction runs — the VLL family, Calvin and
+//! deterministic VLL, H-Store and the partitioned engines, deadlock-free 2PL — must know everything a
+//! transaction will touch up front. [`Planner::plan`] collects the union of the program's declared
+//! [`Access`]es. Where a piece's declaration depends on earlier pieces' results
+//! ([`Program::depends_on`] non-empty, e.g. a secondary-index lookup) it first runs those earlier
+//! pieces in a **reconnaissance pass** ([`super::recon::ReconTx`]: reads at no isolation, writes to
+//! a private overlay), as the VLL paper's §2.4 (and Calvin's OLLP) prescribe; only the pieces some
+//! declaration depends on run. The real execution later checks every operation against the locks
+//! taken; if the data changed in between and the transaction strays outside them, it aborts with
+//! [`crate::txn::AbortReason::Validation`] and is resubmitted with a fresh plan.
 //!
 //! [`locks_of`] turns accesses into a deduplicated list of [`LockRequest`]s: one per `(table, key)`,
 //! exclusive if any access writes it. A key range (a scan) is locked **key by key**, present or not: the
@@ -21,8 +23,8 @@
 //! locking a by-name scan key by key cost thousands of counters per Payment — and a declared write to
 //! such a table is refused ([`Access::unlocked_in`]).
 
-use super::exec::ReconTx;
-pub use crate::protocols::vll::counters::{find, normalize, LockRequest, Mode};
+pub use super::lock_request::{find, normalize, LockRequest, Mode};
+use super::recon::{Overlay, ReconTx};
 use crate::storage::{Database, TableId};
 use crate::txn::{Access, Program, Target, TxResult};
 
@@ -33,29 +35,44 @@ pub const MAX_RANGE_KEYS: u64 = 4096;
 #[derive(Default, Debug)]
 pub struct Planner {
     deps: Vec<usize>,
+    overlay: Overlay,
 }
 
 impl Planner {
-    /// Collects every access of `program` into the cleared `accesses`, running a reconnaissance pass
-    /// over the pieces later declarations depend on. Returns whether reconnaissance ran.
+    /// Collects every access of `program` into the cleared `accesses`, running a reconnaissance
+    /// pass over the pieces later declarations depend on. Returns whether reconnaissance ran.
+    ///
+    /// With `prefetch`, a reconnaissance pass is preceded by [`crate::txn::prefetch_declared`] (what
+    /// the harness does before a program it hands out), so that its reads do not miss one after
+    /// another; a caller whose program the harness already prefetched passes `false`.
     pub fn plan<P: Program, M: Default + Send + Sync>(
         &mut self,
         program: &mut P,
         db: &Database<M>,
         accesses: &mut Vec<Access>,
+        prefetch: bool,
     ) -> bool {
         accesses.clear();
+        let Planner { deps, overlay } = self;
+        let mut overlay = Some(overlay);
         let mut ran = 0; // pieces already run by reconnaissance
-        let mut recon = None;
+        let mut recon: Option<ReconTx<'_, M>> = None;
         for i in 0..program.pieces() {
-            self.deps.clear();
-            program.depends_on(i, &mut self.deps);
-            if let Some(&last) = self.deps.iter().max() {
-                let tx = recon.get_or_insert_with(|| ReconTx::new(db));
+            deps.clear();
+            program.depends_on(i, deps);
+            if let Some(&last) = deps.iter().max() {
+                if recon.is_none() {
+                    if prefetch {
+                        crate::txn::prefetch_declared(program, db);
+                    }
+                    let o = overlay.take().expect("one reconnaissance per plan");
+                    recon = Some(ReconTx::new(db, o));
+                }
+                let tx = recon.as_mut().expect("made above");
                 while ran <= last {
                     if program.run_piece(ran, tx).is_err() {
-                        // The transaction would abort here on this data: lock what is known. If the real
-                        // run goes further, it leaves its locks and is resubmitted.
+                        // The transaction would abort here on this data: lock what is known. If the
+                        // real run goes further, it leaves its locks and is resubmitted.
                         return true;
                     }
                     ran += 1;

@@ -1,8 +1,9 @@
 //! What the lock-manager thread runs: a [`Scheduler`] grants locks to transactions in the global order.
 //!
-//! Two implementations: Calvin's [`super::lock_manager::HashLockManager`] and deterministic VLL's
-//! [`super::calvin_vll::ArrayedVll`]. Both see transactions only as a sequence number and a lock set;
-//! the programs stay with the worker threads that will execute them.
+//! Implementations: Calvin's [`super::lock_manager::HashLockManager`] (also `hstore-lockmgr`'s, in
+//! each partition), and deterministic VLL's `ArrayedVll` (`deterministic::calvin_vll`). They see
+//! transactions only as a sequence number and a lock set; the programs stay with the worker threads
+//! that will execute them.
 
 use super::plan::LockRequest;
 use crate::protocols::ProtocolConfig;

@@ -36,19 +36,16 @@
 //! one transaction at a time and waits for its grant, as a 2PL worker waits for a lock; a
 //! reconnaissance that went stale aborts the attempt, which is retried after a backoff.
 //!
-//! The latch is VLL's spinning latch ([`crate::protocols::vll::latch`]), so that `vll` and this
+//! The latch is VLL's spinning latch ([`crate::protocols::kit::latch`]), so that `vll` and this
 //! protocol differ only in what their critical sections do. The notifications a release produces are
 //! sent after the latch is released.
 
-use super::deterministic::engine::{Admission, Ready, Request};
-use super::deterministic::lock_manager::HashLockManager;
-use super::deterministic::{Deterministic, Pipeline};
-use super::vll::latch::Latch;
+use super::engine::{Admission, Ready, Request};
+use super::{Deterministic, Pipeline};
+use crate::protocols::kit::latch::Latch;
+use crate::protocols::kit::lock_manager::HashLockManager;
 use crate::protocols::{Interactive, Isolation, ProtocolConfig, ProtocolInfo};
 use std::sync::mpsc::Sender;
-
-#[cfg(test)]
-mod tests;
 
 /// The VLL paper's deadlock-free 2PL: all locks at once, in a latched hash-table lock manager.
 pub type DeadlockFree2pl = Deterministic<HashLockManager, Latched>;

@@ -1,0 +1,48 @@
+//! The shared kit: mechanisms more than one protocol family uses, so that no family imports another.
+//!
+//! A family folder (`nocc/`, `twopl/`, `silo/`, `mvcc/`, `vll/`, `deterministic/`, `partitioned/`)
+//! imports `kit`, `txn`, `storage` (and `check` for recording), never another family; what two
+//! families share moves here. Each file does one thing and can be read alone:
+//!
+//! | file              | what it is                                                        | who uses it |
+//! |-------------------|-------------------------------------------------------------------|-------------|
+//! | [`inplace`]       | the in-place executor: rows written in place, undo log, recording  | nocc, twopl, vll, deterministic, partitioned (reads: silo, mvcc) |
+//! | [`lock_request`]  | a transaction's lock requests (record, mode), normalized           | vll, deterministic, partitioned |
+//! | [`plan`]          | a program's whole access set before it runs, as key locks          | vll, deterministic, partitioned |
+//! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
+//! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned |
+//! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl |
+//! | [`lock_manager`]  | the lock manager of ordered transactions: per-key FIFO queues      | deterministic, partitioned, range_locks |
+//! | [`scheduler`]     | what a lock manager fed transactions in one global order offers    | deterministic, partitioned |
+//! | [`counters`]      | VLL's C_X/C_S counters, colocated or arrayed                       | vll, deterministic (calvin-vll), partitioned |
+//! | [`txn_queue`]     | VLL's TxnQueue: active transactions in lock-request order          | vll, deterministic (calvin-vll), partitioned |
+//! | [`sca`]           | selective contention analysis over a TxnQueue                      | vll, deterministic (calvin-vll), partitioned, range_locks |
+//! | [`prefix`]        | prefix locks: key ranges as bitstring prefixes, four counters each | vll (vllr), range_locks |
+//! | [`queue_knobs`]   | the knobs of the TxnQueue loops (`--vll-*`)                        | vll, deterministic (calvin-vll), partitioned |
+//! | [`latch`]         | the spinning latch around a short critical section                 | vll, deterministic (deadlock-free 2PL) |
+//! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
+//! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
+//! | [`recv`]          | receiving a hand-off: poll briefly, then block                     | deterministic, partitioned |
+//!
+//! A test (`protocols::floor_plan`) fails when a family imports another family.
+
+pub mod aimd;
+pub mod counters;
+pub mod exec;
+pub mod inplace;
+pub mod latch;
+pub mod lock_manager;
+pub mod lock_request;
+pub mod lock_table;
+pub mod plan;
+pub mod prefix;
+pub mod queue_knobs;
+pub mod recon;
+pub mod recv;
+pub mod sca;
+pub mod scheduler;
+pub mod txn_queue;
+pub mod waiting;
+
+#[cfg(test)]
+pub(crate) mod testkit;
