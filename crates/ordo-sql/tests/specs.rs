@@ -1,27 +1,24 @@
-//! Runs every spec in `specs/` under every serializable protocol, `nocc`, `rc` and `si`, twice each, and compares
-//! the output with `specs/expected/<protocol>/<spec>.out` (regenerate with `ORDO_BLESS=1`).
+//! Runs every spec in `specs/` under every registered protocol that runs concurrent interactive
+//! sessions (`Interactive::Concurrent`: 2PL, Silo, the multi-version levels, `nocc`), twice each, and
+//! compares the output with `specs/expected/<protocol>/<spec>.out` (regenerate with `ORDO_BLESS=1`).
 //!
 //! Also holds the bars of the isolation specs: under a serializable protocol every permutation's
 //! history is serializable and the phantom never lets both inserts commit after both counted; `nocc`
 //! visibly fails write skew and the phantom.
 
+use ordo::protocols::{Interactive, Isolation};
 use ordo_sql::spec::{self, run::render_text, RunOptions};
 use std::path::{Path, PathBuf};
 
-const PROTOCOLS: [&str; 9] = [
-    "nocc",
-    "2pl-nowait",
-    "2pl-waitdie",
-    "2pl-detect",
-    "2pl-table",
-    "silo",
-    "rc",
-    "si",
-    "ssi",
-];
-
-/// Levels below serializable that are run too: their specs show the anomalies they allow.
-const WEAK: [&str; 2] = ["rc", "si"];
+/// Every registered protocol that runs concurrent interactive sessions, whatever it promises (a
+/// level below serializable shows the anomalies it allows): a protocol is tested here the moment it
+/// is registered.
+fn protocols() -> Vec<&'static ordo::protocols::ProtocolInfo> {
+    ordo::protocols::all()
+        .into_iter()
+        .filter(|i| i.interactive == Interactive::Concurrent)
+        .collect()
+}
 
 fn specs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../specs")
@@ -53,7 +50,7 @@ fn specs_match_expected_output_and_are_deterministic() {
     assert!(files.len() >= 7, "the classic anomalies are all there");
     for f in &files {
         let stem = f.file_stem().unwrap().to_str().unwrap();
-        for p in PROTOCOLS {
+        for p in protocols().iter().map(|i| i.name) {
             let (_, first) = run(f, p);
             let (_, second) = run(f, p);
             assert_eq!(first, second, "{stem} under {p}: two runs differ");
@@ -88,7 +85,8 @@ fn both_committed(p: &spec::run::PermutationResult) -> bool {
 fn serializable_protocols_pass_write_skew_and_phantom_and_nocc_rc_si_fail_them() {
     for stem in ["write-skew", "phantom"] {
         let f = specs_dir().join(format!("{stem}.spec"));
-        for p in PROTOCOLS {
+        for info in protocols() {
+            let p = info.name;
             let (res, _) = run(&f, p);
             // The first permutation of each reads in both sessions before either writes: serializable
             // executions cannot commit both.
@@ -97,13 +95,13 @@ fn serializable_protocols_pass_write_skew_and_phantom_and_nocc_rc_si_fail_them()
                 .iter()
                 .find(|x| x.steps.starts_with(&["r1".to_string(), "r2".to_string()]))
                 .expect("a permutation where both read first");
-            if p == "nocc" {
+            if info.isolation == Isolation::None {
                 assert!(both_committed(racy), "{stem}: nocc commits both");
                 assert!(
                     res.permutations.iter().any(|x| !x.serializable),
                     "{stem}: the checker sees nocc's anomaly"
                 );
-            } else if WEAK.contains(&p) {
+            } else if info.isolation != Isolation::Serializable {
                 // Write skew on rows is what snapshot reads allow. (The phantom's two inserts both
                 // update the index's posting list for the day — one row — so `si` aborts one as an
                 // update conflict and `rc` lets both commit; its expected output pins each.)

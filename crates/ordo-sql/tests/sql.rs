@@ -34,22 +34,19 @@ fn ok(s: &Session, sql: &str) {
     assert_eq!(err(&r), "none", "{sql}: {:?}", r.results);
 }
 
-/// The interactive protocols (the same list the spec runner uses, `tests/specs.rs`).
-const PROTOCOLS: [&str; 9] = [
-    "nocc",
-    "2pl-nowait",
-    "2pl-waitdie",
-    "2pl-detect",
-    "2pl-table",
-    "silo",
-    "rc",
-    "si",
-    "ssi",
-];
+/// Every registered protocol that runs concurrent interactive sessions (the same list the spec
+/// runner's tests use, `tests/specs.rs`): a protocol is tested here the moment it is registered.
+fn protocols() -> Vec<&'static str> {
+    ordo::protocols::all()
+        .into_iter()
+        .filter(|i| i.interactive == ordo::protocols::Interactive::Concurrent)
+        .map(|i| i.name)
+        .collect()
+}
 
 #[test]
 fn queries_see_what_dml_wrote_under_every_protocol() {
-    for p in PROTOCOLS {
+    for p in protocols() {
         let s = session(p);
         ok(
             &s,

@@ -1,17 +1,22 @@
-//! Isolation level names → Ordo protocols, in one table.
+//! Isolation level names → Ordo protocols, in one table, and which protocols a spec can run on.
 //!
-//! | level              | protocol | until it is registered                     |
-//! |--------------------|----------|--------------------------------------------|
-//! | read uncommitted   | `rc`     | [`FALLBACK`]                               |
-//! | read committed     | `rc`     | [`FALLBACK`]                               |
-//! | repeatable read    | `si`     | [`FALLBACK`]                               |
-//! | serializable       | `ssi`    | [`FALLBACK`]                               |
+//! | level              | protocol |
+//! |--------------------|----------|
+//! | read uncommitted   | `rc`     |
+//! | read committed     | `rc`     |
+//! | repeatable read    | `si`     |
+//! | serializable       | `ssi`    |
 //!
-//! Until the multi-version protocols exist, every level runs serializable on [`FALLBACK`] (2PL with
-//! deadlock detection: it blocks like PostgreSQL does, so specs show `<waiting ...>` markers), and the
-//! runner says so. A protocol chosen explicitly overrides the table.
+//! The multi-version protocols are PostgreSQL's own levels (`ssi` is its SERIALIZABLE, Cahill's
+//! SSI). Should a level's protocol not be registered, the level runs serializable on [`FALLBACK`]
+//! (2PL with deadlock detection: it blocks like PostgreSQL does, so specs show `<waiting ...>`
+//! markers), and the runner says so. A protocol chosen explicitly overrides the table; a spec
+//! overlaps its sessions, so it runs only on a protocol that runs concurrent interactive
+//! transactions ([`refusal`]).
 
-/// The protocol every level runs on while its own is missing.
+use ordo::protocols::Interactive;
+
+/// The protocol a level runs on when its own is not registered.
 pub const FALLBACK: &str = "2pl-detect";
 
 /// `(level name, protocol)`.
@@ -54,6 +59,39 @@ pub fn protocol_for(level: &str) -> (&'static str, Option<String>) {
     }
 }
 
+/// Why `protocol` cannot run what needs `needs` (a spec: [`Interactive::Concurrent`]; one SQL
+/// session: [`Interactive::OneAtATime`]), as one line naming the protocols that can; `None` if it
+/// can (or is unknown: the caller reports that).
+pub fn refusal(protocol: &str, needs: Interactive) -> Option<String> {
+    let info = ordo::protocols::info(protocol)?;
+    let rank = |i: Interactive| match i {
+        Interactive::No => 0,
+        Interactive::OneAtATime => 1,
+        Interactive::Concurrent => 2,
+    };
+    if rank(info.interactive) >= rank(needs) {
+        return None;
+    }
+    let able: Vec<&str> = ordo::protocols::all()
+        .into_iter()
+        .filter(|i| rank(i.interactive) >= rank(needs))
+        .map(|i| i.name)
+        .collect();
+    let what = match info.interactive {
+        Interactive::OneAtATime => "runs one interactive transaction at a time",
+        Interactive::No => "runs no interactive transactions (whole programs only)",
+        Interactive::Concurrent => unreachable!("ranked above"),
+    };
+    let needed = match needs {
+        Interactive::Concurrent => "a spec overlaps its sessions' transactions",
+        _ => "SQL runs interactive transactions",
+    };
+    Some(format!(
+        "`{protocol}` {what}, and {needed}: choose one of {}",
+        able.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +110,30 @@ mod tests {
         let (p, note) = protocol_for("serializable");
         assert!(ordo::protocols::info(p).is_some());
         assert_eq!(note.is_some(), ordo::protocols::info("ssi").is_none());
+    }
+
+    #[test]
+    fn specs_refuse_protocols_that_cannot_overlap_sessions() {
+        assert_eq!(refusal("ssi", Interactive::Concurrent), None);
+        assert_eq!(
+            refusal("vll", Interactive::OneAtATime),
+            None,
+            "one SQL session runs"
+        );
+        let why = refusal("vll", Interactive::Concurrent).expect("vll cannot overlap sessions");
+        assert!(
+            why.starts_with("`vll` runs one interactive transaction at a time")
+                && why.contains("2pl-detect")
+                && !why.contains("calvin"),
+            "{why}"
+        );
+        assert_eq!(why.lines().count(), 1);
+        assert_eq!(refusal("no-such-protocol", Interactive::Concurrent), None);
+        assert_eq!(FALLBACK, "2pl-detect");
+        assert_eq!(
+            ordo::protocols::info(FALLBACK).map(|i| i.interactive),
+            Some(Interactive::Concurrent),
+            "the fallback runs specs"
+        );
     }
 }

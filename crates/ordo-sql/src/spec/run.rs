@@ -85,6 +85,9 @@ pub fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<SpecResult, String> {
             (p.to_string(), note)
         }
     };
+    if let Some(why) = isolation::refusal(&protocol, ordo::protocols::Interactive::Concurrent) {
+        return Err(why);
+    }
     if spec.sessions.len() + 1 > crate::engine::MAX_SESSIONS {
         return Err(format!(
             "a spec may have at most {} sessions",

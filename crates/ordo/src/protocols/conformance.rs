@@ -1,10 +1,14 @@
-//! Behaviour every protocol must show, written once and run against each protocol by its own tests.
+//! Behaviour every protocol must show, written once and run against every registered protocol (the
+//! tests at the end of this file iterate over the registry, so a protocol is held to all of it the
+//! moment it is registered; a family's own tests add what is particular to it).
 //!
 //! `single_thread_semantics` pins down the [`Tx`] contract (reads see own writes, absent keys, inserts,
 //! deletes, scans, column-level writes); `abort_undoes_writes` holds for every protocol except `nocc`;
 //! `read_only_tables` pins down tables that are read-only once loaded (reads see the loaded rows, every
 //! write is refused with `InvalidData` and changes nothing); `a_panicking_program_holds_nothing`
-//! pins down what `Protocol::execute` leaves behind when a program panics (nothing held, writes undone).
+//! pins down what `Protocol::execute` leaves behind when a program panics (nothing held, writes undone);
+//! `no_dirty_read` runs two interactive transactions at once, so it holds the protocols that run them
+//! concurrently ([`crate::protocols::Interactive::Concurrent`]) and promise some isolation.
 //! The multi-threaded checks live in `harness::verify` and the workload tests.
 
 use crate::protocols::{Protocol, ProtocolConfig};
@@ -543,21 +547,13 @@ pub fn a_panicking_program_holds_nothing<P: Protocol>() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocols::nocc::NoCC;
+    use crate::protocols::{Interactive, Isolation, ProtocolInfo};
 
-    #[test]
-    fn nocc_single_thread_semantics() {
-        single_thread_semantics::<NoCC>();
-    }
-
-    #[test]
-    fn nocc_read_only_tables() {
-        read_only_tables::<NoCC>();
-    }
-
-    /// Runs the generic check `$check::<P>()` for every registered protocol `P`.
+    /// Runs the generic check `$check::<P>()` for every registered protocol `P` whose info passes
+    /// `$which`, each to its end; fails naming every protocol that failed (each failure's own message
+    /// is printed as it happens). Returns how many protocols ran it.
     macro_rules! for_every_protocol {
-        ($check:ident) => {{
+        ($check:ident, $which:expr) => {{
             struct Check;
             impl crate::protocols::ProtocolVisitor for Check {
                 type Output = ();
@@ -565,19 +561,65 @@ mod tests {
                     $check::<P>();
                 }
             }
-            for name in crate::protocols::names() {
-                crate::protocols::with_protocol(name, Check).unwrap();
-            }
+            let which: fn(&ProtocolInfo) -> bool = $which;
+            let chosen: Vec<&ProtocolInfo> = crate::protocols::all()
+                .into_iter()
+                .filter(|i| which(i))
+                .collect();
+            let failed: Vec<&str> = chosen
+                .iter()
+                .filter(|i| {
+                    std::panic::catch_unwind(|| {
+                        crate::protocols::with_protocol(i.name, Check).unwrap()
+                    })
+                    .is_err()
+                })
+                .map(|i| i.name)
+                .collect();
+            assert!(
+                failed.is_empty(),
+                "{} fails for {}",
+                stringify!($check),
+                failed.join(", ")
+            );
+            chosen.len()
         }};
     }
 
     #[test]
+    fn every_protocol_meets_the_single_threaded_tx_contract() {
+        let n = for_every_protocol!(single_thread_semantics, |_| true);
+        assert_eq!(n, crate::protocols::names().len());
+    }
+
+    #[test]
+    fn every_protocol_refuses_writes_to_read_only_tables() {
+        for_every_protocol!(read_only_tables, |_| true);
+    }
+
+    #[test]
+    fn every_protocol_that_promises_isolation_undoes_aborted_writes() {
+        let n = for_every_protocol!(abort_undoes_writes, |i| i.isolation != Isolation::None);
+        assert_eq!(n, crate::protocols::names().len() - 1, "all but nocc");
+    }
+
+    #[test]
+    fn every_concurrent_protocol_hides_uncommitted_writes() {
+        let n = for_every_protocol!(no_dirty_read, |i| i.interactive == Interactive::Concurrent
+            && i.isolation != Isolation::None);
+        assert!(
+            n >= 9,
+            "2PL, Silo and the multi-version protocols at least: {n}"
+        );
+    }
+
+    #[test]
     fn every_protocol_keeps_ids_unique_when_worker_ids_are_reused() {
-        for_every_protocol!(worker_ids_go_on_after_an_ended_worker);
+        for_every_protocol!(worker_ids_go_on_after_an_ended_worker, |_| true);
     }
 
     #[test]
     fn every_protocol_releases_what_a_panicking_program_held() {
-        for_every_protocol!(a_panicking_program_holds_nothing);
+        for_every_protocol!(a_panicking_program_holds_nothing, |_| true);
     }
 }

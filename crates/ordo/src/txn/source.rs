@@ -1,6 +1,6 @@
 //! The stream of transactions a worker thread runs, seen from the protocol's side.
 //!
-//! Execution models differ (DESIGN.md, "Threads and execution"): interactive protocols run one
+//! Execution models differ (`docs/architecture.md`, "Protocols"): interactive protocols run one
 //! transaction at a time to commit, retrying aborts ([`crate::protocols::Protocol::run_worker`]'s
 //! default); VLL's TxnQueue loop keeps several transactions in flight per thread and admits new ones
 //! only while few are blocked; Calvin's clients hand requests to a sequencer. So the harness does not

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::harness::{verify, VerifyConfig};
-use crate::protocols::conformance;
 use crate::protocols::kit::lock_manager;
 use crate::protocols::kit::queue_knobs::{BLOCKED_LIMIT_KNOB, DEFAULT_BLOCKED_LIMIT};
 use crate::protocols::kit::testkit::{
@@ -13,20 +12,6 @@ use crate::protocols::kit::testkit::{
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::HashMap;
-
-#[test]
-fn calvin_tx_contract() {
-    conformance::single_thread_semantics::<Calvin>();
-    conformance::abort_undoes_writes::<Calvin>();
-    conformance::read_only_tables::<Calvin>();
-}
-
-#[test]
-fn calvin_vll_tx_contract() {
-    conformance::single_thread_semantics::<CalvinVll>();
-    conformance::abort_undoes_writes::<CalvinVll>();
-    conformance::read_only_tables::<CalvinVll>();
-}
 
 #[test]
 fn calvin_contended_histories_have_no_cycles() {

@@ -5,7 +5,6 @@ use super::deadlock_free::*;
 use super::engine::{Ready, Request};
 use super::Pipeline;
 use crate::harness::Workload;
-use crate::protocols::conformance;
 use crate::protocols::kit::lock_request::{LockRequest, Mode};
 use crate::protocols::kit::testkit::{
     checked_history, interactive_alongside_worker_loop, recon_mismatch_aborts_and_releases,
@@ -14,13 +13,6 @@ use crate::protocols::kit::testkit::{
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::Database;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
-
-#[test]
-fn tx_contract() {
-    conformance::single_thread_semantics::<DeadlockFree2pl>();
-    conformance::abort_undoes_writes::<DeadlockFree2pl>();
-    conformance::read_only_tables::<DeadlockFree2pl>();
-}
 
 #[test]
 fn contended_histories_have_no_cycles() {

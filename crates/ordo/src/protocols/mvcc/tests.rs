@@ -3,7 +3,7 @@
 
 use super::{Mode, Mvcc, MvccTx, MvccWorker, Rc, Si, Ssi};
 use crate::check::{check, AnomalyKind, History, Report};
-use crate::protocols::conformance::{self, open_small, B, KV};
+use crate::protocols::conformance::{open_small, B, KV};
 use crate::protocols::Protocol;
 use crate::storage::ColumnSet;
 use crate::txn::{wait, AbortReason, Tx};
@@ -12,22 +12,6 @@ use rand::{Rng, SeedableRng};
 
 fn one() -> ColumnSet {
     ColumnSet::one(B)
-}
-
-#[test]
-fn conformance_of_all_three_levels() {
-    conformance::single_thread_semantics::<Mvcc<Rc>>();
-    conformance::single_thread_semantics::<Mvcc<Si>>();
-    conformance::single_thread_semantics::<Mvcc<Ssi>>();
-    conformance::abort_undoes_writes::<Mvcc<Rc>>();
-    conformance::abort_undoes_writes::<Mvcc<Si>>();
-    conformance::abort_undoes_writes::<Mvcc<Ssi>>();
-    conformance::no_dirty_read::<Mvcc<Rc>>();
-    conformance::no_dirty_read::<Mvcc<Si>>();
-    conformance::no_dirty_read::<Mvcc<Ssi>>();
-    conformance::read_only_tables::<Mvcc<Rc>>();
-    conformance::read_only_tables::<Mvcc<Si>>();
-    conformance::read_only_tables::<Mvcc<Ssi>>();
 }
 
 #[test]

@@ -4,34 +4,9 @@
 use super::*;
 use crate::harness::Workload;
 use crate::harness::{verify, VerifyConfig};
-use crate::protocols::conformance;
 use crate::protocols::kit::testkit::{mix, run_script, run_script_source, MixProgram, Mixed};
 use crate::protocols::{Protocol, ProtocolConfig};
 use worker::Engine;
-
-#[test]
-fn hstore_tx_contract() {
-    conformance::single_thread_semantics::<HStore>();
-    conformance::abort_undoes_writes::<HStore>();
-    conformance::read_only_tables::<HStore>();
-}
-
-#[test]
-fn hstore_lockmgr_tx_contract() {
-    conformance::single_thread_semantics::<HStoreLockMgr>();
-    conformance::abort_undoes_writes::<HStoreLockMgr>();
-    conformance::read_only_tables::<HStoreLockMgr>();
-}
-
-#[test]
-fn vll_partitioned_tx_contract() {
-    conformance::single_thread_semantics::<VllPartitioned>();
-    conformance::abort_undoes_writes::<VllPartitioned>();
-    conformance::read_only_tables::<VllPartitioned>();
-    conformance::single_thread_semantics::<VllPartitionedArrayed>();
-    conformance::abort_undoes_writes::<VllPartitionedArrayed>();
-    conformance::read_only_tables::<VllPartitionedArrayed>();
-}
 
 fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
     // 4 threads (so 4 partitions) on 2 cores: preemption mid-transaction adds interleavings.

@@ -9,26 +9,6 @@ use crate::txn::{AbortReason, Tx};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-#[test]
-fn single_thread_semantics() {
-    conformance::single_thread_semantics::<Silo>();
-}
-
-#[test]
-fn abort_undoes_writes() {
-    conformance::abort_undoes_writes::<Silo>();
-}
-
-#[test]
-fn no_dirty_read() {
-    conformance::no_dirty_read::<Silo>();
-}
-
-#[test]
-fn read_only_tables() {
-    conformance::read_only_tables::<Silo>();
-}
-
 /// Reads and scans of a read-only table join neither the read set nor the node set (there is nothing
 /// to validate), and a transaction of them alone commits without touching any shared word.
 #[test]

@@ -36,7 +36,6 @@
 //! | `2pl-nowait`   | abort the requester at once                   | `LockConflict` | [`nowait`]  |
 //! | `2pl-waitdie`  | wait if older than every holder, else die     | `Died`       | [`waitdie`]   |
 //! | `2pl-detect`   | wait; find cycles in a waits-for graph        | `Deadlock`   | [`detect`]    |
-//!
 //! | `2pl-table`    | no-wait, over the lock table (below)          | `LockConflict` | [`table_nowait`] |
 //! | `2pl-table-detect` | wait and detect, over the lock table      | `Deadlock`   | [`table_detect`] |
 //!
@@ -50,8 +49,9 @@
 //! The first three keep each record's lock in a word in the arena beside the row ([`lock`]): the row's
 //! slot leads straight to it and one compare-and-swap takes it — the "very lightweight" lock manager of
 //! main-memory systems (DBx1000's). `2pl-table` keeps them where a disk-era system (System R, Gray &
-//! Reuter) does: in a **lock table** ([`lock_table`]), a hash table with a latch per bucket mapping each
-//! record to a lock head with a granted group and a FIFO request queue. It exists because the VLL paper
+//! Reuter) does: in a **lock table** ([`crate::protocols::kit::lock_table`], the kit's), a hash
+//! table with a latch per bucket mapping each record to a lock head with a granted group and a FIFO
+//! request queue. It exists because the VLL paper
 //! (Ren, Thomson, Abadi 2015) measures VLL against *that* lock manager (Figs. 8 and 16), and the gap
 //! between the two 2PLs is the part of locking cost VLL removes. The policy decides where the lock lives:
 //! its `Lock` type is the per-record word (or `()`), and every call also names the record (`Record`),
@@ -91,7 +91,7 @@
 //! | concept                                   | code                                    |
 //! |-------------------------------------------|-----------------------------------------|
 //! | lock words (S/X, reader count / owner bitmap) | [`lock`]                            |
-//! | the traditional lock table (buckets, latches, lock heads, request queues) | [`lock_table`] |
+//! | the traditional lock table (buckets, latches, lock heads, request queues) | the kit's `lock_table` |
 //! | no-wait / wait-die / detection            | [`nowait`], [`waitdie`], [`detect`]     |
 //! | no-wait over the lock table               | [`table_nowait`]                        |
 //! | timestamps, per-worker slots, waiting     | [`wait`]                                |

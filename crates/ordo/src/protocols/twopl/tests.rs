@@ -21,10 +21,6 @@ macro_rules! for_each_policy {
 }
 
 for_each_policy! {
-    single_thread_semantics => single_thread_semantics;
-    abort_undoes_writes => abort_undoes_writes;
-    no_dirty_read => no_dirty_read;
-    read_only_tables => read_only_tables;
     read_only_reads_take_no_lock => read_only_reads_take_no_lock;
     scan_conflicts_with_insert_in_range => scan_conflicts_with_insert_in_range;
     scan_conflicts_with_insert_after_last_key => scan_conflicts_with_insert_after_last_key;
@@ -34,19 +30,6 @@ for_each_policy! {
     increments_are_never_lost => increments_are_never_lost;
     no_phantom_inserts_past_the_limit => no_phantom_inserts_past_the_limit;
     recorded_history_is_serializable => recorded_history_is_serializable;
-}
-
-fn single_thread_semantics<V: Policy>() {
-    conformance::single_thread_semantics::<P<V>>();
-}
-fn abort_undoes_writes<V: Policy>() {
-    conformance::abort_undoes_writes::<P<V>>();
-}
-fn no_dirty_read<V: Policy>() {
-    conformance::no_dirty_read::<P<V>>();
-}
-fn read_only_tables<V: Policy>() {
-    conformance::read_only_tables::<P<V>>();
 }
 
 /// Gets (present and absent keys) and scans of a read-only table take no lock and create no slot;

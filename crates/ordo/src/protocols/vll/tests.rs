@@ -1169,31 +1169,6 @@ fn stale_reconnaissance_aborts_and_resubmits_as_a_new_transaction() {
 // ---------------------------------------------------------------------------------------------------
 // Interactive transactions and the conformance contract.
 
-#[test]
-fn conformance_single_thread_semantics() {
-    conformance::single_thread_semantics::<Vll<Basic>>();
-    conformance::single_thread_semantics::<Vll<WithSca>>();
-    conformance::single_thread_semantics::<Vll<ArrayedCounters>>();
-    conformance::single_thread_semantics::<Vll<Ranges>>();
-    conformance::single_thread_semantics::<Vll<RangesSca>>();
-}
-
-#[test]
-fn conformance_read_only_tables() {
-    conformance::read_only_tables::<Vll<Basic>>();
-    conformance::read_only_tables::<Vll<WithSca>>();
-    conformance::read_only_tables::<Vll<ArrayedCounters>>();
-    conformance::read_only_tables::<Vll<Ranges>>();
-    conformance::read_only_tables::<Vll<RangesSca>>();
-}
-
-#[test]
-fn conformance_abort_undoes_writes() {
-    conformance::abort_undoes_writes::<Vll<Basic>>();
-    conformance::abort_undoes_writes::<Vll<Ranges>>();
-    conformance::abort_undoes_writes::<Vll<RangesSca>>();
-}
-
 /// `conformance::no_dirty_read` opens two interactive transactions on one thread, which VLL cannot do
 /// (the second waits for the first, which runs alone). The same promise, adapted: a program that reads
 /// a record an interactive transaction has written waits until that transaction ends and then reads
