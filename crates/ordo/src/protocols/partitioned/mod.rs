@@ -29,7 +29,7 @@
 //! Remote reads: a workload that simulates the network wait of a multi-partition transaction
 //! ([`crate::txn::Program::take_remote_wait`]) makes `hstore` sleep through it holding its partitions,
 //! as H-Store does; the `vll-partitioned` family and `hstore-lockmgr` set the transaction aside in the
-//! VLL paper's **Waiting** state ([`waiting`]) and their worker goes on with other transactions
+//! VLL paper's **Waiting** state ([`crate::protocols::kit::waiting`]) and their worker goes on with other transactions
 //! ([`worker`]: the loop they share). So does `nocc`, the paper's "no locking" line beside them.
 
 pub mod hstore;

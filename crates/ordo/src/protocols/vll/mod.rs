@@ -5,12 +5,12 @@
 //!
 //! A traditional lock manager keeps, per record, a linked list of lock requests in a hash table. VLL
 //! compresses that to **two integers beside the record**: C_X and C_S, the number of unfinished
-//! transactions that asked for an exclusive or a shared lock on it ([`counters`]). The price is that
-//! nobody knows *who* waits for whom any more, so VLL changes the rules around the counters:
+//! transactions that asked for an exclusive or a shared lock on it (`kit::counters`). The price is
+//! that nobody knows *who* waits for whom any more, so VLL changes the rules around the counters:
 //!
 //! 1. A transaction requests **all** its locks at once, in one short critical section that also appends
-//!    it to the partition's **TxnQueue** ([`txn_queue`], [`partition`]). Its read and write sets are
-//!    computed before it enters — by reconnaissance when they depend on data ([`recon`]).
+//!    it to the partition's **TxnQueue** (`kit::txn_queue`, [`partition`]). Its read and write sets
+//!    are computed before it enters — by reconnaissance when they depend on data (`kit::plan`).
 //! 2. If every request was granted on the spot (exclusive: C_X = 1 and C_S = 0 after the increment;
 //!    shared: C_X = 0) the transaction is **free** and runs at once. Otherwise it is **blocked**.
 //! 3. A blocked transaction runs when it reaches the **front** of the TxnQueue: everything that locked
@@ -19,8 +19,8 @@
 //!    ([`VllConfig::blocked_limit`]; each worker halves its own threshold whenever a dependent
 //!    transaction's reconnaissance went stale while it waited, and grows it back as transactions
 //!    complete — [`crate::protocols::kit::aimd`]).
-//! 5. `vll-sca`: when the queue is full, **selective contention analysis** ([`sca`]) scans it oldest
-//!    first with two bit arrays and finds a blocked transaction that conflicts with no older one.
+//! 5. `vll-sca`: when the queue is full, **selective contention analysis** (`kit::sca`) scans it
+//!    oldest first with two bit arrays and finds a blocked transaction that conflicts with no older one.
 //!    `vllr-sca` does the same over VLLR's prefix locks, with two more arrays for the intentions.
 //!
 //! Worked example (§2.5): A writes x, B writes y, C writes x and z, D writes z.
@@ -36,16 +36,19 @@
 //!
 //! | paper                                        | code                                                  |
 //! |----------------------------------------------|-------------------------------------------------------|
-//! | C_X, C_S; colocated vs arrayed (§2.1–2.2)    | [`counters`] ([`counters::VllCounters`], [`counters::Arrayed`]) |
+//! | C_X, C_S; colocated vs arrayed (§2.1–2.2)    | `kit::counters` (`VllCounters`, `Arrayed`)            |
 //! | `BeginTransaction` / `FinishTransaction` (Fig. 1) | [`partition::Partition`]                         |
-//! | `<critical section>` (Fig. 1)                | [`latch`]                                             |
-//! | TxnQueue, head rule, "queue full"            | [`txn_queue::TxnQueue`]                               |
+//! | `<critical section>` (Fig. 1)                | `kit::latch`                                          |
+//! | TxnQueue, head rule, "queue full"            | `kit::txn_queue`                                      |
 //! | `VLLMainLoop` (Fig. 1)                       | `worker` (`Vll::main_loop`)                           |
 //! | `Execute(T)`                                 | [`txn::VllTx`]                                        |
-//! | dependent transactions, reconnaissance (§2.4)| [`recon`]                                             |
-//! | SCA (Fig. 4)                                 | [`sca::Sca`]                                          |
-//! | VLLR prefixes, four counters, Fig. 5 (§2.7)  | [`prefix`]                                            |
+//! | dependent transactions, reconnaissance (§2.4)| `kit::plan`, `kit::recon`                             |
+//! | SCA (Fig. 4)                                 | `kit::sca`                                            |
+//! | VLLR prefixes, four counters, Fig. 5 (§2.7)  | `kit::prefix`, [`vllr`]                               |
 //! | point locks vs prefix locks                  | [`scheme`]                                            |
+//!
+//! (`kit` is [`crate::protocols::kit`]: the mechanisms `calvin-vll`, the partitioned VLLs and the
+//! range lock managers share with this family.)
 //!
 //! # Choices of this implementation
 //!
@@ -55,11 +58,12 @@
 //!   lines only its own critical sections write, and everything else a section writes (the
 //!   published front and blocked count; the queue's counter, counts and lane heads) is in two
 //!   aligned pairs of lines, the only part of the partition that moves between cores with the latch
-//!   ([`txn_queue`], [`partition`]). Queue order is unchanged: one sequence counter, lanes merged by it.
+//!   (`kit::txn_queue`, [`partition`]). Queue order is unchanged: one sequence counter, lanes merged
+//!   by it.
 //! * The critical section's latch spins and never sleeps, alone on its own pair of lines
-//!   ([`latch`]): a mutex that parks its waiters made `vll` slower with more workers on 16 cores
-//!   (0.66–0.87 M transactions/s at 16 against 2.2–3.9 M at 4); the spinning latch does 1.9–2.0 M
-//!   at 16 and 3.4–3.5 M at 8 on the same machine.
+//!   (`kit::latch`): a mutex that parks its waiters made `vll` slower with more workers on 16
+//!   cores (0.66–0.87 M transactions/s at 16 against 2.2–3.9 M at 4); the spinning latch does
+//!   1.9–2.0 M at 16 and 3.4–3.5 M at 8 on the same machine.
 //! * A transaction that blocks is **parked** with its queue entry (program, ticket, lock list) by the
 //!   worker that admitted it, and another worker may run it: whoever's SCA pass finds it, as in
 //!   Fig. 4, and at the front (Fig. 1) its own worker or an idle one — a worker with work of its own
