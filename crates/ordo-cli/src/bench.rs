@@ -64,7 +64,7 @@ struct Runner<'a, W> {
 }
 
 impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
-    type Output = Result<RunResult, String>;
+    type Output = ordo::Result<RunResult>;
     fn visit<P: Protocol>(self) -> Self::Output {
         bench::run::<P, W>(self.workload, self.cfg)
     }
@@ -209,7 +209,7 @@ fn run_all<W: ordo::harness::Workload>(
                     },
                 )
                 .expect("validated protocol name")
-                .map_err(UsageError)?;
+                .map_err(|e| UsageError(e.to_string()))?;
                 reps.push(r);
             }
             reps.sort_by(|a, b| a.committed_per_sec().total_cmp(&b.committed_per_sec()));
@@ -273,7 +273,7 @@ fn run_all<W: ordo::harness::Workload>(
                 "aborts": aborts,
                 "elapsed_secs": r.elapsed.as_secs_f64(),
                 "load_secs": r.load_secs,
-                "consistency": broken.map_or("ok".to_string(), |e| e.clone()),
+                "consistency": broken.map_or("ok".to_string(), |e| e.to_string()),
                 "relative_to_nocc": vs,
                 "reps_committed_per_sec": tputs,
                 "sweep": sweep,

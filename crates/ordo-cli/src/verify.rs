@@ -43,7 +43,7 @@ struct Runner<'a, W> {
 }
 
 impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
-    type Output = Result<Verified, String>;
+    type Output = ordo::Result<Verified>;
     fn visit<P: Protocol>(self) -> Self::Output {
         verify::run::<P, W>(self.workload, self.cfg)
     }
@@ -131,7 +131,7 @@ fn verify_all<W: ordo::harness::Workload>(
     for (&info, history) in protos.iter().zip(histories) {
         let v = protocols::with_protocol(info.name, Runner { workload: w, cfg })
             .expect("validated protocol name")
-            .map_err(UsageError)?;
+            .map_err(|e| UsageError(e.to_string()))?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
         println!(

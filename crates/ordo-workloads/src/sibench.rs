@@ -18,7 +18,7 @@
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
-use ordo::harness::Workload;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
 };
@@ -215,7 +215,7 @@ impl Workload for SiBench {
         let update = (g.rng.gen_range(0..q + u) >= q).then(|| g.rng.gen_range(0..self.cfg.items));
         p.set(update, g.thread);
     }
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let mut buf = Vec::new();
         let mut sum = 0i64;
         for id in 0..self.cfg.items {
@@ -226,7 +226,8 @@ impl Workload for SiBench {
         if sum != updates {
             return Err(format!(
                 "values sum to {sum} but {updates} updates committed (lost or phantom increments)"
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -318,7 +319,7 @@ mod tests {
         assert_eq!(w.updates_committed(), 5);
         w.check(p.db()).unwrap();
         assert!(inspect::set_int(p.db(), SITEST, 2, VALUE, 0));
-        assert!(w.check(p.db()).unwrap_err().contains("sum to 4"));
+        assert!(w.check(p.db()).unwrap_err().0.contains("sum to 4"));
     }
 
     #[test]

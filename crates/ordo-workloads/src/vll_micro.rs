@@ -44,7 +44,7 @@
 //! Invariant: every committed transaction adds exactly 10 to the sum of the values, so the sum is a
 //! multiple of 10 ([`Workload::check`]).
 
-use ordo::harness::Workload;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
 };
@@ -319,7 +319,7 @@ pub(crate) fn load_records<M: Default + Send + Sync>(
 pub(crate) fn sum_of_values<M: Default + Send + Sync>(
     db: &Database<M>,
     n: u64,
-) -> Result<i64, String> {
+) -> Result<i64, Violation> {
     let t = db.table(RECORDS);
     let mut buf = vec![0u64; t.schema().row_words()];
     let mut sum = 0i64;
@@ -391,12 +391,13 @@ impl Workload for VllMicro {
         }
         p.remote = RemoteWait::new(p.remote_piece.map(|_| self.remote_wait));
     }
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let sum = sum_of_values(db, self.cfg.per_partition() * self.cfg.partitions as u64)?;
         if sum % PER_TXN as i64 != 0 {
             return Err(format!(
                 "sum of values {sum} is not a multiple of {PER_TXN}: a transaction was torn"
-            ));
+            )
+            .into());
         }
         Ok(())
     }

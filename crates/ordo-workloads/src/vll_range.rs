@@ -26,7 +26,7 @@
 //! (`ordo::protocols::vll::prefix`): fewer false conflicts, a few more counters.
 
 use crate::vll_micro::{load_records, long_work, sum_of_values, RECORDS, VALUE};
-use ordo::harness::Workload;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{ColumnSet, Database, LoadError};
 use ordo::txn::{Access, AccessKind, Program, Target, Tx, TxResult};
 use rand::rngs::SmallRng;
@@ -183,12 +183,12 @@ impl Workload for VllRange {
         p.lo = base + g.rng.gen_range(0..=block - size);
         p.hi = p.lo + size - 1;
     }
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let sum = sum_of_values(db, self.cfg.records())?;
         if sum != 0 {
-            return Err(format!(
-                "sum of values is {sum}, not 0: a range update was lost or torn"
-            ));
+            return Err(
+                format!("sum of values is {sum}, not 0: a range update was lost or torn").into(),
+            );
         }
         Ok(())
     }
@@ -305,7 +305,7 @@ mod tests {
         tx.update(RECORDS, 9, ColumnSet::one(VALUE), |r| r.set_int(VALUE, 1))
             .unwrap();
         tx.commit().unwrap();
-        assert!(w.check(p.db()).unwrap_err().contains("not 0"));
+        assert!(w.check(p.db()).unwrap_err().0.contains("not 0"));
     }
 
     #[test]

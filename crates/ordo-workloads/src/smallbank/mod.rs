@@ -41,7 +41,7 @@ mod tests;
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
-use ordo::harness::Workload;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -266,20 +266,20 @@ impl Workload for SmallBank {
         p.set(kind, name_of(c1), name_of(c2), v, g.thread);
     }
 
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let mut buf = Vec::new();
         let mut total = 0i64;
         for c in 0..self.cfg.customers {
             match inspect::int(db, ACCOUNT, name_of(c), CUSTID, &mut buf) {
                 Some(id) if id == c as i64 => {}
-                other => return Err(format!("account of customer {c}: custid {other:?}")),
+                other => return Err(format!("account of customer {c}: custid {other:?}").into()),
             }
             let s = inspect::int(db, SAVING, c, BALANCE, &mut buf)
                 .ok_or_else(|| format!("customer {c} has no savings row"))?;
             let k = inspect::int(db, CHECKING, c, BALANCE, &mut buf)
                 .ok_or_else(|| format!("customer {c} has no checking row"))?;
             if s < 0 {
-                return Err(format!("customer {c}: negative savings balance {s}"));
+                return Err(format!("customer {c}: negative savings balance {s}").into());
             }
             total += s + k;
         }
@@ -289,7 +289,7 @@ impl Workload for SmallBank {
                 "money not conserved: balances sum to {total}, but loaded {} + net deposits {} = {expected}",
                 self.loaded_total.load(Ordering::Relaxed),
                 self.ledger.total()
-            ));
+            ).into());
         }
         Ok(())
     }

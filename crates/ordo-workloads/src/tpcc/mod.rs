@@ -44,7 +44,7 @@ mod tests;
 
 use customer::By;
 use mix::{Kind, Mix};
-use ordo::harness::Workload;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{Database, LoadError};
 use ordo::txn::{Access, Program, Tx, TxResult};
 use rand::rngs::SmallRng;
@@ -397,7 +397,7 @@ impl Workload for Tpcc {
         }
     }
 
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         consistency::check(db, self.cfg.warehouses)
     }
 }

@@ -273,7 +273,7 @@ fn consistency_check_detects_a_corrupted_database() {
         corrupt(&mut tx);
         tx.commit().unwrap();
         let e = w.check(p.db()).unwrap_err();
-        assert!(e.contains(what), "expected {what}: {e}");
+        assert!(e.0.contains(what), "expected {what}: {e}");
     }
 }
 
