@@ -7,7 +7,10 @@
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
+//!
+//! A configuration a workload cannot run is an [`Error`], which names the option at fault.
 
+pub mod error;
 pub mod inspect;
 pub mod ledger;
 pub mod sibench;
@@ -18,3 +21,5 @@ pub mod vll_micro;
 pub mod vll_range;
 pub mod ycsb;
 pub mod zipf;
+
+pub use error::{Error, Result};

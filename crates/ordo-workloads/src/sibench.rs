@@ -18,6 +18,7 @@
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
+use crate::Error;
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
@@ -60,20 +61,26 @@ pub const MAX_ITEMS: u64 = 1 << 24;
 
 impl SiBenchConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.items == 0 || self.items > MAX_ITEMS {
-            return Err(format!(
-                "--items must be between 1 and {MAX_ITEMS}, got {}",
-                self.items
+            return Err(Error::invalid(
+                "items",
+                format!("must be between 1 and {MAX_ITEMS}, got {}", self.items),
             ));
         }
         if self.queries == 0 && self.updates == 0 {
-            return Err("--query-ratio 0:0 leaves no transactions to run".into());
+            return Err(Error::invalid(
+                "query-ratio",
+                "0:0 leaves no transactions to run",
+            ));
         }
         if self.queries.checked_add(self.updates).is_none() {
-            return Err(format!(
-                "--query-ratio {}:{} is too large: give a ratio in smaller numbers",
-                self.queries, self.updates
+            return Err(Error::invalid(
+                "query-ratio",
+                format!(
+                    "{}:{} is too large: give a ratio in smaller numbers",
+                    self.queries, self.updates
+                ),
             ));
         }
         Ok(())
@@ -88,7 +95,7 @@ pub struct SiBench {
 
 impl SiBench {
     /// A workload with validated parameters.
-    pub fn new(cfg: SiBenchConfig) -> Result<Self, String> {
+    pub fn new(cfg: SiBenchConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(SiBench {
             cfg,

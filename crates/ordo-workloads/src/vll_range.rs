@@ -26,6 +26,7 @@
 //! (`ordo::protocols::vll::prefix`): fewer false conflicts, a few more counters.
 
 use crate::vll_micro::{load_records, long_work, sum_of_values, RECORDS, VALUE};
+use crate::Error;
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{ColumnSet, Database, LoadError};
 use ordo::txn::{Access, AccessKind, Program, Target, Tx, TxResult};
@@ -68,17 +69,20 @@ impl VllRangeConfig {
         1 << (self.key_bits - self.shared_prefix)
     }
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if !(1..=MAX_KEY_BITS).contains(&self.key_bits) {
-            return Err(format!(
-                "--key-bits must be in [1, {MAX_KEY_BITS}], got {}",
-                self.key_bits
+            return Err(Error::invalid(
+                "key-bits",
+                format!("must be in [1, {MAX_KEY_BITS}], got {}", self.key_bits),
             ));
         }
         if self.shared_prefix > self.key_bits {
-            return Err(format!(
-                "--shared-prefix must be in [0, {}] (the key width, --key-bits), got {}",
-                self.key_bits, self.shared_prefix
+            return Err(Error::invalid(
+                "shared-prefix",
+                format!(
+                    "must be in [0, {}] (the key width, --key-bits), got {}",
+                    self.key_bits, self.shared_prefix
+                ),
             ));
         }
         Ok(())
@@ -91,7 +95,7 @@ pub struct VllRange {
 }
 
 impl VllRange {
-    pub fn new(cfg: VllRangeConfig) -> Result<Self, String> {
+    pub fn new(cfg: VllRangeConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(VllRange { cfg })
     }

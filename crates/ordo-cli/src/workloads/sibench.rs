@@ -63,7 +63,7 @@ impl SiBenchArgs {
             queries,
             updates,
         };
-        SiBench::new(cfg).map_err(UsageError)
+        SiBench::new(cfg).map_err(|e| UsageError(e.to_string()))
     }
 }
 

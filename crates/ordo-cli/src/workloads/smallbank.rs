@@ -54,6 +54,6 @@ impl SmallBankArgs {
                 .unwrap_or(d.hotspot_size.min(customers / 10)),
             hotspot_prob: self.hotspot_prob.unwrap_or(d.hotspot_prob),
         };
-        SmallBank::new(cfg).map_err(UsageError)
+        SmallBank::new(cfg).map_err(|e| UsageError(e.to_string()))
     }
 }

@@ -32,6 +32,6 @@ impl TatpArgs {
         let cfg = TatpConfig {
             subscribers: self.subscribers.unwrap_or(d.subscribers),
         };
-        Tatp::new(cfg).map_err(UsageError)
+        Tatp::new(cfg).map_err(|e| UsageError(e.to_string()))
     }
 }

@@ -108,7 +108,7 @@ impl TpccArgs {
             mix,
             no_ytd: self.no_ytd || d.no_ytd,
         })
-        .map_err(UsageError)
+        .map_err(|e| UsageError(e.to_string()))
     }
 }
 

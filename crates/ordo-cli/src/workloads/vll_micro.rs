@@ -155,7 +155,7 @@ impl VllMicroArgs {
             remote_wait_us: self.remote_wait.unwrap_or(d.remote_wait_us),
             hot_accesses: self.hot_accesses.unwrap_or(d.hot_accesses),
         };
-        VllMicro::new(cfg).map_err(UsageError)
+        VllMicro::new(cfg).map_err(|e| UsageError(e.to_string()))
     }
 }
 

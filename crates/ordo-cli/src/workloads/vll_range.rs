@@ -100,7 +100,7 @@ impl VllRangeArgs {
             shared_prefix,
             long: long || d.long,
         };
-        VllRange::new(cfg).map_err(UsageError)
+        VllRange::new(cfg).map_err(|e| UsageError(e.to_string()))
     }
 }
 

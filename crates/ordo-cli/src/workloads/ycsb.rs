@@ -142,7 +142,7 @@ impl YcsbArgs {
                 _ => defaults.hot,
             },
         };
-        Ycsb::new(cfg).map_err(UsageError)
+        Ycsb::new(cfg).map_err(|e| UsageError(e.to_string()))
     }
 }
 

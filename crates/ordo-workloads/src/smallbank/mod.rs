@@ -41,6 +41,7 @@ mod tests;
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
+use crate::Error;
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
@@ -85,42 +86,48 @@ impl Default for SmallBankConfig {
 
 impl SmallBankConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.customers < 2 {
-            return Err(format!(
-                "--customers must be at least 2 (Amalgamate needs two), got {}",
-                self.customers
+            return Err(Error::invalid(
+                "customers",
+                format!(
+                    "must be at least 2 (Amalgamate needs two), got {}",
+                    self.customers
+                ),
             ));
         }
         if self.customers > 1 << 40 {
-            return Err(format!(
-                "--customers must be at most 2^40, got {}",
-                self.customers
+            return Err(Error::invalid(
+                "customers",
+                format!("must be at most 2^40, got {}", self.customers),
             ));
         }
         if self.hotspot_size > self.customers {
-            return Err(format!(
-                "--hotspot-size ({}) cannot exceed --customers ({})",
-                self.hotspot_size, self.customers
+            return Err(Error::invalid(
+                "hotspot-size",
+                format!(
+                    "({}) cannot exceed --customers ({})",
+                    self.hotspot_size, self.customers
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.hotspot_prob) {
-            return Err(format!(
-                "--hotspot-prob must be in [0, 1], got {}",
-                self.hotspot_prob
+            return Err(Error::invalid(
+                "hotspot-prob",
+                format!("must be in [0, 1], got {}", self.hotspot_prob),
             ));
         }
         if self.hotspot_size == self.customers && self.hotspot_prob < 1.0 && self.hotspot_size > 0 {
-            return Err(
-                "--hotspot-size equals --customers: no cold customers for --hotspot-prob < 1"
-                    .into(),
-            );
+            return Err(Error::invalid(
+                "hotspot-size",
+                "equals --customers: no cold customers for --hotspot-prob < 1",
+            ));
         }
         if self.hotspot_size == 1 && self.hotspot_prob == 1.0 {
-            return Err(
+            return Err(Error::Unrunnable(
                 "a hotspot of 1 customer with --hotspot-prob 1 leaves Amalgamate no second customer"
                     .into(),
-            );
+            ));
         }
         Ok(())
     }
@@ -153,7 +160,7 @@ pub struct SmallBank {
 
 impl SmallBank {
     /// A workload with validated parameters.
-    pub fn new(cfg: SmallBankConfig) -> Result<Self, String> {
+    pub fn new(cfg: SmallBankConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(SmallBank {
             cfg,

@@ -44,6 +44,7 @@ mod tests;
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
+use crate::Error;
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
@@ -126,11 +127,14 @@ pub const MAX_SUBSCRIBERS: u64 = 1_000_000_000;
 
 impl TatpConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.subscribers == 0 || self.subscribers > MAX_SUBSCRIBERS {
-            return Err(format!(
-                "--subscribers must be between 1 and {MAX_SUBSCRIBERS}, got {}",
-                self.subscribers
+            return Err(Error::invalid(
+                "subscribers",
+                format!(
+                    "must be between 1 and {MAX_SUBSCRIBERS}, got {}",
+                    self.subscribers
+                ),
             ));
         }
         Ok(())
@@ -172,7 +176,7 @@ pub struct Tatp {
 
 impl Tatp {
     /// A workload with validated parameters.
-    pub fn new(cfg: TatpConfig) -> Result<Self, String> {
+    pub fn new(cfg: TatpConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(Tatp {
             a: cfg.nurand_a(),

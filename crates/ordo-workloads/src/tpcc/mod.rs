@@ -42,6 +42,7 @@ pub mod stock_level;
 #[cfg(test)]
 mod tests;
 
+use crate::Error;
 use customer::By;
 use mix::{Kind, Mix};
 use ordo::harness::{Violation, Workload};
@@ -95,16 +96,19 @@ impl TpccConfig {
         }
     }
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.warehouses == 0 || self.warehouses >= MAX_WAREHOUSES {
-            return Err(format!(
-                "--warehouses must be between 1 and {}, got {}",
-                MAX_WAREHOUSES - 1,
-                self.warehouses
+            return Err(Error::invalid(
+                "warehouses",
+                format!(
+                    "must be between 1 and {}, got {}",
+                    MAX_WAREHOUSES - 1,
+                    self.warehouses
+                ),
             ));
         }
         if self.mix.total() == 0 {
-            return Err("the mix runs no transaction".into());
+            return Err(Error::Unrunnable("the mix runs no transaction".into()));
         }
         Ok(())
     }
@@ -120,7 +124,7 @@ pub struct Tpcc {
 }
 
 impl Tpcc {
-    pub fn new(cfg: TpccConfig) -> Result<Self, String> {
+    pub fn new(cfg: TpccConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(Tpcc {
             oldest: Arc::new(delivery::OldestNewOrder::new(cfg.warehouses)),

@@ -455,7 +455,11 @@ fn bad_configurations_are_rejected() {
         warehouses: 0,
         ..TpccConfig::default()
     };
-    assert!(zero.validate().unwrap_err().contains("--warehouses"));
+    assert!(zero
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("--warehouses"));
     let many = TpccConfig {
         warehouses: MAX_WAREHOUSES,
         ..TpccConfig::default()
