@@ -8,6 +8,7 @@
 //! the run.
 
 use crate::tpcc::mix::MixError;
+use ordo::options::OptionError;
 
 /// A workload configuration that cannot run (see the module docs).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -23,6 +24,26 @@ pub enum Error {
     /// A `--mix` that does not parse.
     #[error("--mix: {0}")]
     Mix(#[from] MixError),
+    /// A value the option's declaration refuses (its kind or range), a list where a run takes one
+    /// value, two options swept at once, or options that go only together given apart.
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    /// An option of another workload than the one chosen (a mistake, not a no-op).
+    #[error("--{option} is an option of -w {owner}, not of -w {workload}")]
+    Foreign {
+        option: &'static str,
+        owner: &'static str,
+        workload: &'static str,
+    },
+    /// An option no workload declares.
+    #[error("--{option} is not an option of -w {workload}")]
+    NotAnOption {
+        option: &'static str,
+        workload: &'static str,
+    },
+    /// No workload has that name.
+    #[error("unknown workload `{0}` (known: {known})", known = crate::catalog::names().join(", "))]
+    UnknownWorkload(String),
 }
 
 impl Error {

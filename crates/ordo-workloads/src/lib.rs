@@ -8,11 +8,16 @@
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
 //!
-//! A configuration a workload cannot run is an [`Error`], which names the option at fault.
+//! Each declares its command-line options beside it (`<workload>/options.rs`), with its defaults for
+//! a benchmark or a verification run ([`Purpose`]); the [`catalog`] lists them all by name and
+//! builds one from the options given. A configuration a workload cannot run is an [`Error`], which
+//! names the option at fault.
 
+pub mod catalog;
 pub mod error;
 pub mod inspect;
 pub mod ledger;
+pub mod purpose;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
@@ -22,4 +27,6 @@ pub mod vll_range;
 pub mod ycsb;
 pub mod zipf;
 
+pub use catalog::{AnyWorkload, WorkloadVisitor};
 pub use error::{Error, Result};
+pub use purpose::Purpose;

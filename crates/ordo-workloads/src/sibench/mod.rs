@@ -16,6 +16,8 @@
 //! **Invariants** ([`SiBench::check`]): all I rows exist, and the values (all 0 after loading) sum to the
 //! number of committed updates, which a [`Ledger`] tallies — a lost update breaks it.
 
+pub mod options;
+
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
 use crate::Error;

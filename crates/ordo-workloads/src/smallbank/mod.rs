@@ -34,6 +34,7 @@
 //! total plus the deposits (DC, TS) minus the checks (WC, penalties included) of the committed
 //! transactions, which a [`crate::ledger::Ledger`] tallies.
 
+pub mod options;
 pub mod txn;
 
 #[cfg(test)]

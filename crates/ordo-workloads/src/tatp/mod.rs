@@ -37,6 +37,7 @@
 //! end time 1–8 hours after its start; and the number of forwardings is the loaded number plus the
 //! committed inserts minus the committed deletes (a [`crate::ledger::Ledger`] tallies them).
 
+pub mod options;
 pub mod txn;
 
 #[cfg(test)]

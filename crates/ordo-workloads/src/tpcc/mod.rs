@@ -33,6 +33,7 @@ pub mod delivery;
 pub mod load;
 pub mod mix;
 pub mod new_order;
+pub mod options;
 pub mod order_status;
 pub mod payment;
 pub mod random;

@@ -44,6 +44,8 @@
 //! Invariant: every committed transaction adds exactly 10 to the sum of the values, so the sum is a
 //! multiple of 10 ([`Workload::check`]).
 
+pub mod options;
+
 use crate::Error;
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{

@@ -25,6 +25,8 @@
 //! block, Fig. 14's setup); Ordo's `vllr` locks an exact cover rounded out to 16-key blocks
 //! (`ordo::protocols::vll::prefix`): fewer false conflicts, a few more counters.
 
+pub mod options;
+
 use crate::vll_micro::{load_records, long_work, sum_of_values, RECORDS, VALUE};
 use crate::Error;
 use ordo::harness::{Violation, Workload};

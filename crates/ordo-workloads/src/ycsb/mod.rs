@@ -14,6 +14,8 @@
 //! Each request is one piece of the program (declared as a read of every column, or an update of one
 //! column), so protocols that consume declarations see exactly what runs.
 
+pub mod options;
+
 use crate::zipf::Zipf;
 use crate::Error;
 use ordo::harness::Workload;
