@@ -29,7 +29,7 @@ pub fn run(args: SpecArgs) -> Result<ExitCode, UsageError> {
             protocol: args.protocol,
         },
     )
-    .map_err(UsageError)?;
+    .map_err(|e| UsageError(e.to_string()))?;
     if args.json {
         println!(
             "{}",
