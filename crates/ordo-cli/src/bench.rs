@@ -4,13 +4,15 @@
 //! threads runs, and each JSON row records its point as `"sweep": {"param": "theta", "value": 0.9}`
 //! (`null` without a sweep), which `ordo report` uses as the x axis.
 
+use crate::declared::Declared;
 use crate::opts;
-use crate::workloads::{Purpose, SweepPoint, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
+use ordo::options::SweepPoint;
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo::txn::AbortReason;
+use ordo_workloads::{catalog, Purpose, WorkloadVisitor};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,8 +20,9 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    #[command(flatten)]
-    pub workload: WorkloadArgs,
+    /// Workload (see `ordo list`).
+    #[arg(short = 'w', long = "workload", default_value = "ycsb")]
+    pub workload: String,
     /// Protocols, comma-separated (default: all; see `ordo list`).
     #[arg(short = 'p', long)]
     pub protocols: Option<String>,
@@ -54,8 +57,9 @@ pub struct BenchArgs {
     /// manager) stay unpinned.
     #[arg(long)]
     pub pin: bool,
+    /// The workload options and protocol knobs (from their declarations).
     #[command(flatten)]
-    pub knobs: opts::ProtocolKnobs,
+    pub declared: Declared,
 }
 
 struct Runner<'a, W> {
@@ -92,7 +96,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let threads = opts::threads(&args.threads)?;
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
-    let knobs = args.knobs.settings()?;
+    let knobs = &args.declared.knobs;
     if args.reps == 0 || args.reps > 1000 {
         return Err(UsageError(format!(
             "--reps must be from 1 to 1000, got {}",
@@ -106,11 +110,20 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         .as_deref()
         .map(crate::output::PendingFile::prepare)
         .transpose()?;
-    let points = args
-        .workload
-        .sweep()?
+    let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
+    let workload = catalog::find(&args.workload).map_err(|e| usage(&e))?;
+    let options = &args.declared.workload;
+    workload.check(options).map_err(|e| usage(&e))?;
+    let points = options
+        .sweep()
+        .map_err(|e| usage(&e))?
         .into_iter()
-        .map(|(point, w)| Ok((point, w.build(Purpose::Bench)?)))
+        .map(|(point, one)| {
+            let built = workload
+                .build(&one, Purpose::Bench)
+                .map_err(|e| usage(&e))?;
+            Ok((point, built))
+        })
         .collect::<Result<Vec<_>, UsageError>>()?;
     let mut rows = Vec::new();
     for (point, workload) in &points {
@@ -121,7 +134,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             threads: &threads,
             duration,
             warmup,
-            knobs: &knobs,
+            knobs,
         })?);
     }
     if let Some(file) = json {
@@ -176,7 +189,7 @@ fn run_all<W: ordo::harness::Workload>(
         Some(p) => println!("workload {} {}  [sweep {p}]", w.name(), w.params()),
         None => println!("workload {} {}", w.name(), w.params()),
     }
-    let sweep = point.map(|p| json!({"param": p.param, "value": p.value}));
+    let sweep = point.map(|p| json!({"param": p.param, "value": p.value.number()}));
     let nw = crate::name_width();
     println!(
         "{:<nw$} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",

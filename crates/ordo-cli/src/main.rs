@@ -12,6 +12,7 @@
 //! Usage errors (unknown names, invalid values) print one line and exit with code 2.
 
 mod bench;
+mod declared;
 mod list;
 mod opts;
 mod output;
@@ -20,7 +21,6 @@ mod report;
 mod spec;
 mod sql;
 mod verify;
-mod workloads;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -118,5 +118,18 @@ fn main() -> ExitCode {
             eprintln!("error: {msg}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// clap's own checks of the command line: no two arguments of a command share a name (a
+    /// workload option or knob named like one of `bench`'s flags would), and each is well formed.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
     }
 }

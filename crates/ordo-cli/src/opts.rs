@@ -1,5 +1,5 @@
-//! Options shared by the subcommands: protocol and thread lists, protocol knobs (workload options:
-//! [`crate::workloads`]).
+//! Arguments shared by the subcommands: protocol and thread lists, lists of numbers (workload
+//! options and protocol knobs: [`crate::declared`]).
 
 use crate::UsageError;
 
@@ -66,44 +66,4 @@ pub fn threads(list: &str) -> Result<Vec<usize>, UsageError> {
             ))),
         })
         .collect()
-}
-
-/// Protocol knobs shared by `bench` and `verify` (each applies to one protocol family and is ignored by
-/// the others).
-#[derive(clap::Args, Debug, Clone)]
-pub struct ProtocolKnobs {
-    /// VLL family (`vll`, `vll-sca`, `vll-arrayed`, `vllr`): no new transaction is admitted while this
-    /// many are blocked in the TxnQueue (1 to 4096; the paper tunes it per workload). It is the
-    /// most: a worker halves its own threshold when a dependent transaction's reconnaissance went
-    /// stale while it waited, and grows it back as transactions complete.
-    #[arg(long, value_name = "N")]
-    pub vll_blocked_limit: Option<String>,
-    /// VLL family: the most transactions a worker admits in one critical section while none blocks
-    /// (1 to 1024; 1 is the paper's one at a time; a batch also stops at 8 lock requests per
-    /// member allowed, 32 at the default).
-    #[arg(long, value_name = "N")]
-    pub vll_batch: Option<String>,
-    /// `vll-sca`, `vllr-sca`: bits in each of SCA's bit arrays (64 to 134217728; the paper's 819200 =
-    /// 100 kB each by default). Fewer bits stay in L1 and move fewer cache lines between scanning workers;
-    /// more hash collisions only make SCA miss runnable transactions, never pick a conflicting one.
-    #[arg(long, value_name = "BITS")]
-    pub vll_sca_bits: Option<String>,
-}
-
-impl ProtocolKnobs {
-    /// The knobs given, checked.
-    pub fn settings(&self) -> Result<ordo::options::Settings, UsageError> {
-        use ordo::protocols::vll::{BATCH_KNOB, BLOCKED_LIMIT_KNOB, SCA_BITS_KNOB};
-        let mut s = ordo::options::Settings::new();
-        for (spec, value) in [
-            (&BLOCKED_LIMIT_KNOB, &self.vll_blocked_limit),
-            (&BATCH_KNOB, &self.vll_batch),
-            (&SCA_BITS_KNOB, &self.vll_sca_bits),
-        ] {
-            if let Some(v) = value {
-                s.parse(spec, v).map_err(|e| UsageError(e.to_string()))?;
-            }
-        }
-        Ok(s)
-    }
 }

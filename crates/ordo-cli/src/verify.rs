@@ -1,19 +1,21 @@
 //! `ordo verify`: run with history recording on, check the history, report anomalies.
 
+use crate::declared::Declared;
 use crate::opts;
-use crate::workloads::{Purpose, WorkloadArgs, WorkloadVisitor};
 use crate::UsageError;
 use clap::Args;
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo_workloads::{catalog, Purpose, WorkloadVisitor};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    #[command(flatten)]
-    pub workload: WorkloadArgs,
+    /// Workload (see `ordo list`).
+    #[arg(short = 'w', long = "workload", default_value = "ycsb")]
+    pub workload: String,
     /// Protocols to verify, comma-separated.
     #[arg(short = 'p', long)]
     pub protocols: String,
@@ -33,8 +35,9 @@ pub struct VerifyArgs {
     /// `--no-prefetch`): by default verification runs the protocols' benchmark code paths.
     #[arg(long = "no-prefetch")]
     pub no_prefetch: bool,
+    /// The workload options and protocol knobs (from their declarations).
     #[command(flatten)]
-    pub knobs: opts::ProtocolKnobs,
+    pub declared: Declared,
 }
 
 struct Runner<'a, W> {
@@ -78,12 +81,13 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
     if args.txns == 0 {
         return Err(UsageError("--txns must be at least 1".into()));
     }
-    let knobs = args.knobs.settings()?;
-    let workload = args.workload.build(Purpose::Verify)?;
+    let workload = catalog::find(&args.workload)
+        .and_then(|w| w.build(&args.declared.workload, Purpose::Verify))
+        .map_err(|e| UsageError(e.to_string()))?;
     let cfg = VerifyConfig {
         protocol: ProtocolConfig {
             threads: threads[0],
-            knobs,
+            knobs: args.declared.knobs.clone(),
             ..ProtocolConfig::default()
         },
         txns: args.txns,

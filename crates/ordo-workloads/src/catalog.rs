@@ -39,6 +39,13 @@ impl Entry {
     /// (a mistake, not a no-op), and so is a list: a sweep's points are built one at a time
     /// ([`Settings::sweep`]).
     pub fn build(&self, settings: &Settings, purpose: Purpose) -> Result<AnyWorkload> {
+        self.check(settings)?;
+        (self.build)(settings, purpose)
+    }
+
+    /// Refuses an option of another workload in `settings` (what [`Entry::build`] does first; a
+    /// command that sweeps calls it before splitting a list into points).
+    pub fn check(&self, settings: &Settings) -> Result<()> {
         for (spec, _) in settings.given() {
             if !self.takes(spec.name) {
                 return Err(match owner(spec.name) {
@@ -54,7 +61,7 @@ impl Entry {
                 });
             }
         }
-        (self.build)(settings, purpose)
+        Ok(())
     }
 
     /// Whether `option` is one of this workload's.
