@@ -6,7 +6,7 @@
 
 use crate::declared::Declared;
 use crate::opts;
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
 use ordo::options::SweepPoint;
@@ -74,17 +74,17 @@ impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
     }
 }
 
-fn seconds(name: &str, v: f64, min: f64) -> Result<Duration, UsageError> {
+fn seconds(name: &str, v: f64, min: f64) -> Result<Duration> {
     if v.is_finite() && v >= min && v <= 86_400.0 {
         Ok(Duration::from_secs_f64(v))
     } else {
-        Err(UsageError(format!(
+        Err(Error::InvalidInput(format!(
             "--{name} must be a number of seconds from {min} to 86400, got {v}"
         )))
     }
 }
 
-pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let all = protocols::names().join(",");
     let mut protos = opts::protocols(args.protocols.as_deref().unwrap_or(&all))?;
     // nocc first, so every other row can show its overhead against the ceiling; the rest keep their
@@ -98,7 +98,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let warmup = seconds("warmup", args.warmup, 0.0)?;
     let knobs = &args.declared.knobs;
     if args.reps == 0 || args.reps > 1000 {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--reps must be from 1 to 1000, got {}",
             args.reps
         )));
@@ -110,21 +110,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         .as_deref()
         .map(crate::output::PendingFile::prepare)
         .transpose()?;
-    let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-    let workload = catalog::find(&args.workload).map_err(|e| usage(&e))?;
+    let workload = catalog::find(&args.workload)?;
     let options = &args.declared.workload;
-    workload.check(options).map_err(|e| usage(&e))?;
+    workload.check(options)?;
     let points = options
-        .sweep()
-        .map_err(|e| usage(&e))?
+        .sweep()?
         .into_iter()
-        .map(|(point, one)| {
-            let built = workload
-                .build(&one, Purpose::Bench)
-                .map_err(|e| usage(&e))?;
-            Ok((point, built))
-        })
-        .collect::<Result<Vec<_>, UsageError>>()?;
+        .map(|(point, one)| Ok((point, workload.build(&one, Purpose::Bench)?)))
+        .collect::<Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     for (point, workload) in &points {
         rows.extend(workload.visit(AllRuns {
@@ -164,17 +157,14 @@ struct AllRuns<'a> {
 }
 
 impl WorkloadVisitor for AllRuns<'_> {
-    type Output = Result<Vec<serde_json::Value>, UsageError>;
+    type Output = Result<Vec<serde_json::Value>>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
         run_all(w, self)
     }
 }
 
 /// Runs, prints a table, and returns the JSON rows.
-fn run_all<W: ordo::harness::Workload>(
-    w: &W,
-    runs: AllRuns<'_>,
-) -> Result<Vec<serde_json::Value>, UsageError> {
+fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<serde_json::Value>> {
     let AllRuns {
         args,
         point,
@@ -221,8 +211,7 @@ fn run_all<W: ordo::harness::Workload>(
                         cfg: &cfg,
                     },
                 )
-                .expect("validated protocol name")
-                .map_err(|e| UsageError(e.to_string()))?;
+                .expect("validated protocol name")?;
                 reps.push(r);
             }
             reps.sort_by(|a, b| a.committed_per_sec().total_cmp(&b.committed_per_sec()));

@@ -2,7 +2,7 @@
 
 use crate::declared::Declared;
 use crate::opts;
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
@@ -72,18 +72,17 @@ fn violates(isolation: Isolation, v: &Verified) -> bool {
     }
 }
 
-pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
+pub fn run(args: VerifyArgs) -> Result<ExitCode> {
     let protos = opts::protocols(&args.protocols)?;
     let threads = opts::threads(&args.threads)?;
     if threads.len() != 1 {
-        return Err(UsageError("verify takes one thread count".into()));
+        return Err(Error::InvalidInput("verify takes one thread count".into()));
     }
     if args.txns == 0 {
-        return Err(UsageError("--txns must be at least 1".into()));
+        return Err(Error::InvalidInput("--txns must be at least 1".into()));
     }
-    let workload = catalog::find(&args.workload)
-        .and_then(|w| w.build(&args.declared.workload, Purpose::Verify))
-        .map_err(|e| UsageError(e.to_string()))?;
+    let workload =
+        catalog::find(&args.workload)?.build(&args.declared.workload, Purpose::Verify)?;
     let cfg = VerifyConfig {
         protocol: ProtocolConfig {
             threads: threads[0],
@@ -109,16 +108,13 @@ struct Verifications<'a> {
 }
 
 impl WorkloadVisitor for Verifications<'_> {
-    type Output = Result<ExitCode, UsageError>;
+    type Output = Result<ExitCode>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
         verify_all(w, self)
     }
 }
 
-fn verify_all<W: ordo::harness::Workload>(
-    w: &W,
-    v: Verifications<'_>,
-) -> Result<ExitCode, UsageError> {
+fn verify_all<W: ordo::harness::Workload>(w: &W, v: Verifications<'_>) -> Result<ExitCode> {
     let Verifications { args, protos, cfg } = v;
     let mut failed = false;
     let nw = crate::name_width();
@@ -134,8 +130,7 @@ fn verify_all<W: ordo::harness::Workload>(
     }
     for (&info, history) in protos.iter().zip(histories) {
         let v = protocols::with_protocol(info.name, Runner { workload: w, cfg })
-            .expect("validated protocol name")
-            .map_err(|e| UsageError(e.to_string()))?;
+            .expect("validated protocol name")?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
         println!(
