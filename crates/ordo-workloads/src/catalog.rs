@@ -2,13 +2,14 @@
 //! the options given (`ordo list`, `ordo bench -w NAME`, `ordo verify -w NAME`).
 //!
 //! ```text
-//!   -w vll-micro --ci 0.1,1 --long          the command line (ordo-cli)
-//!        │  find("vll-micro") → Entry { options: vll_micro::options::OPTIONS, … }
+//!   ordo bench -w vll-micro --ci 0.1,1 --long
+//!        │  find("vll-micro") → Entry { options: vll_micro::options::OPTIONS, build, … }
 //!        ▼
-//!   Settings { ci → [0.1, 1], long }  ──sweep──▶  two points  ──Entry::build──▶ AnyWorkload::VllMicro
-//!        │                                                                        │ visit
-//!        ▼                                                                        ▼
-//!   --theta given?  refused: "--theta is an option of -w ycsb, not of -w vll-micro"   the harness
+//!   Settings { ci → [0.1, 1], long } ──Settings::sweep──▶ { ci → [0.1], long }, { ci → [1], long }
+//!        │                                                        │ Entry::build, each point
+//!        │ Entry::check                                           ▼
+//!        ▼                                      AnyWorkload::VllMicro ──visit──▶ the harness
+//!   with --theta: "--theta is an option of -w ycsb, not of -w vll-micro"
 //! ```
 //!
 //! A workload declares its options in its own module (`<workload>/options.rs`: [`OptionSpec`]s, the
