@@ -4,13 +4,15 @@
 //! threads runs, and each JSON row records its point as `"sweep": {"param": "theta", "value": 0.9}`
 //! (`null` without a sweep), which `ordo report` uses as the x axis.
 
+use crate::declared::Declared;
 use crate::opts;
-use crate::workloads::{Purpose, SweepPoint, WorkloadArgs, WorkloadVisitor};
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use ordo::harness::{bench, BenchConfig, RunResult};
+use ordo::options::SweepPoint;
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo::txn::AbortReason;
+use ordo_workloads::{catalog, Purpose, WorkloadVisitor};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,8 +20,9 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    #[command(flatten)]
-    pub workload: WorkloadArgs,
+    /// Workload (see `ordo list`).
+    #[arg(short = 'w', long = "workload", default_value = "ycsb")]
+    pub workload: String,
     /// Protocols, comma-separated (default: all; see `ordo list`).
     #[arg(short = 'p', long)]
     pub protocols: Option<String>,
@@ -54,8 +57,9 @@ pub struct BenchArgs {
     /// manager) stay unpinned.
     #[arg(long)]
     pub pin: bool,
+    /// The workload options and protocol knobs (from their declarations).
     #[command(flatten)]
-    pub knobs: opts::ProtocolKnobs,
+    pub declared: Declared,
 }
 
 struct Runner<'a, W> {
@@ -64,23 +68,23 @@ struct Runner<'a, W> {
 }
 
 impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
-    type Output = Result<RunResult, String>;
+    type Output = ordo::Result<RunResult>;
     fn visit<P: Protocol>(self) -> Self::Output {
         bench::run::<P, W>(self.workload, self.cfg)
     }
 }
 
-fn seconds(name: &str, v: f64, min: f64) -> Result<Duration, UsageError> {
+fn seconds(name: &str, v: f64, min: f64) -> Result<Duration> {
     if v.is_finite() && v >= min && v <= 86_400.0 {
         Ok(Duration::from_secs_f64(v))
     } else {
-        Err(UsageError(format!(
+        Err(Error::InvalidInput(format!(
             "--{name} must be a number of seconds from {min} to 86400, got {v}"
         )))
     }
 }
 
-pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let all = protocols::names().join(",");
     let mut protos = opts::protocols(args.protocols.as_deref().unwrap_or(&all))?;
     // nocc first, so every other row can show its overhead against the ceiling; the rest keep their
@@ -92,9 +96,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let threads = opts::threads(&args.threads)?;
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
-    let knobs = args.knobs.settings()?;
+    let knobs = &args.declared.knobs;
     if args.reps == 0 || args.reps > 1000 {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--reps must be from 1 to 1000, got {}",
             args.reps
         )));
@@ -106,12 +110,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         .as_deref()
         .map(crate::output::PendingFile::prepare)
         .transpose()?;
-    let points = args
-        .workload
+    let workload = catalog::find(&args.workload)?;
+    let options = &args.declared.workload;
+    workload.check(options)?;
+    let points = options
         .sweep()?
         .into_iter()
-        .map(|(point, w)| Ok((point, w.build(Purpose::Bench)?)))
-        .collect::<Result<Vec<_>, UsageError>>()?;
+        .map(|(point, one)| Ok((point, workload.build(&one, Purpose::Bench)?)))
+        .collect::<Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     for (point, workload) in &points {
         rows.extend(workload.visit(AllRuns {
@@ -121,7 +127,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             threads: &threads,
             duration,
             warmup,
-            knobs: &knobs,
+            knobs,
         })?);
     }
     if let Some(file) = json {
@@ -151,17 +157,14 @@ struct AllRuns<'a> {
 }
 
 impl WorkloadVisitor for AllRuns<'_> {
-    type Output = Result<Vec<serde_json::Value>, UsageError>;
+    type Output = Result<Vec<serde_json::Value>>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
         run_all(w, self)
     }
 }
 
 /// Runs, prints a table, and returns the JSON rows.
-fn run_all<W: ordo::harness::Workload>(
-    w: &W,
-    runs: AllRuns<'_>,
-) -> Result<Vec<serde_json::Value>, UsageError> {
+fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<serde_json::Value>> {
     let AllRuns {
         args,
         point,
@@ -176,7 +179,7 @@ fn run_all<W: ordo::harness::Workload>(
         Some(p) => println!("workload {} {}  [sweep {p}]", w.name(), w.params()),
         None => println!("workload {} {}", w.name(), w.params()),
     }
-    let sweep = point.map(|p| json!({"param": p.param, "value": p.value}));
+    let sweep = point.map(|p| json!({"param": p.param, "value": p.value.number()}));
     let nw = crate::name_width();
     println!(
         "{:<nw$} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
@@ -208,8 +211,7 @@ fn run_all<W: ordo::harness::Workload>(
                         cfg: &cfg,
                     },
                 )
-                .expect("validated protocol name")
-                .map_err(UsageError)?;
+                .expect("validated protocol name")?;
                 reps.push(r);
             }
             reps.sort_by(|a, b| a.committed_per_sec().total_cmp(&b.committed_per_sec()));
@@ -273,7 +275,7 @@ fn run_all<W: ordo::harness::Workload>(
                 "aborts": aborts,
                 "elapsed_secs": r.elapsed.as_secs_f64(),
                 "load_secs": r.load_secs,
-                "consistency": broken.map_or("ok".to_string(), |e| e.clone()),
+                "consistency": broken.map_or("ok".to_string(), |e| e.to_string()),
                 "relative_to_nocc": vs,
                 "reps_committed_per_sec": tputs,
                 "sweep": sweep,

@@ -2,16 +2,20 @@
 //!
 //! ```text
 //! ordo list
-//! ordo bench  -w ycsb -p 2pl-nowait,silo,nocc -t 1,2 --seconds 5 [workload options] [--json FILE]
-//! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [--history FILE]
+//! ordo bench  -w ycsb -p 2pl-nowait,silo,nocc -t 1,2 --seconds 5 [workload options] [knobs] [--json FILE]
+//! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [knobs] [--history FILE]
 //! ordo report results.json [more.json ...] -o DIR
 //! ordo sql    [--protocol P] [-c SQL]
 //! ordo spec   FILE [--protocol P] [--json]
 //! ordo range-locks [--delay-us 100,500] [--shared-prefix 15,6] [--json FILE]
 //! ```
-//! Usage errors (unknown names, invalid values) print one line and exit with code 2.
+//! The workload options and protocol knobs come from their declarations ([`declared`]). An error
+//! (an unknown name, an invalid value, a file that cannot be written: [`error`]) prints one line
+//! and exits with code 2.
 
 mod bench;
+mod declared;
+mod error;
 mod list;
 mod opts;
 mod output;
@@ -20,7 +24,8 @@ mod report;
 mod spec;
 mod sql;
 mod verify;
-mod workloads;
+
+pub use error::{Error, Result};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -54,10 +59,6 @@ enum Command {
     /// (the VLL paper's Fig. 14).
     RangeLocks(range_locks::RangeLocksArgs),
 }
-
-/// A one-line error for the user; exit code 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
 
 /// The width of the protocol-name column of `ordo list`, `bench` and `verify`: the longest name.
 fn name_width() -> usize {
@@ -114,9 +115,22 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(UsageError(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// clap's own checks of the command line: no two arguments of a command share a name (a
+    /// workload option or knob named like one of `bench`'s flags would), and each is well formed.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
     }
 }

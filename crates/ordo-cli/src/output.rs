@@ -3,7 +3,7 @@
 //! a path that cannot be written fails at once, not after minutes of benchmarking, and a file that
 //! exists already is replaced only by a complete new one.
 
-use crate::UsageError;
+use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The machine a result was measured on, as every JSON row records it.
@@ -25,8 +25,11 @@ pub struct PendingFile {
 }
 
 impl PendingFile {
-    pub fn prepare(path: &Path) -> Result<Self, UsageError> {
-        let cannot = |why: String| UsageError(format!("cannot write {}: {why}", path.display()));
+    pub fn prepare(path: &Path) -> Result<Self> {
+        let cannot = |why: String| Error::CannotWrite {
+            path: path.to_path_buf(),
+            why,
+        };
         let name = path
             .file_name()
             .ok_or_else(|| cannot("not a file name".into()))?;
@@ -47,9 +50,11 @@ impl PendingFile {
     }
 
     /// Writes `text` and puts it in place.
-    pub fn finish(mut self, text: &str) -> Result<(), UsageError> {
-        let failed =
-            |e: std::io::Error| UsageError(format!("writing {}: {e}", self.path.display()));
+    pub fn finish(mut self, text: &str) -> Result<()> {
+        let failed = |source| Error::Write {
+            path: self.path.clone(),
+            source,
+        };
         std::fs::write(&self.partial, text).map_err(failed)?;
         std::fs::rename(&self.partial, &self.path).map_err(failed)?;
         self.done = true;

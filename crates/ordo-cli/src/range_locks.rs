@@ -10,7 +10,7 @@
 //! ```
 
 use crate::opts::{parse_list, split};
-use crate::UsageError;
+use crate::{Error, Result};
 use ordo::range_locks::driver::{self, Config};
 use ordo::range_locks::hierarchical::HierarchicalLocks;
 use ordo::range_locks::standard::StandardRangeLocks;
@@ -76,19 +76,19 @@ fn manager(name: &str, key_bits: u8) -> Box<dyn RangeLockManager> {
 /// The arguments, checked: managers, fractions delayed, delays (µs), shared-prefix bits.
 type Plan<'a> = (Vec<&'a str>, Vec<f64>, Vec<f64>, Vec<f64>);
 
-fn check(a: &RangeLocksArgs) -> Result<Plan<'_>, UsageError> {
+fn check(a: &RangeLocksArgs) -> Result<Plan<'_>> {
     let managers = split(&a.managers);
     if managers.is_empty() {
-        return Err(UsageError("no lock manager given".into()));
+        return Err(Error::InvalidInput("no lock manager given".into()));
     }
     if let Some(m) = managers.iter().find(|m| !MANAGERS.contains(m)) {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "unknown lock manager `{m}`: expected one of {}",
             MANAGERS.join(", ")
         )));
     }
     if !(1..=56).contains(&a.key_bits) {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--key-bits must be from 1 to 56, got {}",
             a.key_bits
         )));
@@ -101,7 +101,7 @@ fn check(a: &RangeLocksArgs) -> Result<Plan<'_>, UsageError> {
         "whole numbers of bits, at most --key-bits",
     )?;
     if let Some(s) = shared_prefix.iter().find(|&&s| s > key_bits) {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--shared-prefix {s} is more than --key-bits {}",
             a.key_bits
         )));
@@ -119,19 +119,19 @@ fn check(a: &RangeLocksArgs) -> Result<Plan<'_>, UsageError> {
         "microseconds from 0 to 1000000",
     )?;
     if !(1..=1_000_000).contains(&a.blocked_limit) {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--blocked-limit must be from 1 to 1000000, got {}",
             a.blocked_limit
         )));
     }
     if !(0.0..=1.0).contains(&a.shared) {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--shared must be a fraction in [0, 1], got {}",
             a.shared
         )));
     }
     if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
-        return Err(UsageError(format!(
+        return Err(Error::InvalidInput(format!(
             "--seconds must be more than 0 and at most 3600, got {}",
             a.seconds
         )));
@@ -139,7 +139,7 @@ fn check(a: &RangeLocksArgs) -> Result<Plan<'_>, UsageError> {
     Ok((managers, delayed, delays, shared_prefix))
 }
 
-pub fn run(a: RangeLocksArgs) -> Result<ExitCode, UsageError> {
+pub fn run(a: RangeLocksArgs) -> Result<ExitCode> {
     let (managers, delayed, delays, shared_prefix) = check(&a)?;
     let out = a
         .json

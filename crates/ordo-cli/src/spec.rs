@@ -2,7 +2,7 @@
 //! `ordo_sql::spec`). A malformed spec (or SQL that does not parse) is a usage error: `FILE:LINE:
 //! message`, exit code 2.
 
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use ordo_sql::spec::{self, RunOptions};
 use std::process::ExitCode;
@@ -19,17 +19,18 @@ pub struct SpecArgs {
     pub json: bool,
 }
 
-pub fn run(args: SpecArgs) -> Result<ExitCode, UsageError> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| UsageError(format!("{}: {e}", args.file)))?;
-    let parsed = spec::parse_spec(&args.file, &text).map_err(|e| UsageError(e.to_string()))?;
+pub fn run(args: SpecArgs) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.file).map_err(|source| Error::Read {
+        file: args.file.clone(),
+        source,
+    })?;
+    let parsed = spec::parse_spec(&args.file, &text)?;
     let res = spec::run_spec(
         &parsed,
         &RunOptions {
             protocol: args.protocol,
         },
-    )
-    .map_err(UsageError)?;
+    )?;
     if args.json {
         println!(
             "{}",

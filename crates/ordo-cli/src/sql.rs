@@ -5,7 +5,7 @@
 //! errors as `ERROR:  message` with the SQLSTATE. Exit code: 0, 1 if a statement failed, 2 if one did
 //! not parse.
 
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use ordo::protocols::ProtocolConfig;
 use ordo_sql::exec::Output;
@@ -61,13 +61,12 @@ fn complete(buf: &str) -> bool {
     quote.is_none() && last == ';'
 }
 
-pub fn run(args: SqlArgs) -> Result<ExitCode, UsageError> {
+pub fn run(args: SqlArgs) -> Result<ExitCode> {
     let protocol = match &args.protocol {
         Some(p) => p.clone(),
         None => isolation::protocol_for("serializable").0.to_string(),
     };
-    let engine = session::open(&protocol, ProtocolConfig::default(), false)
-        .map_err(|e| UsageError(e.to_string()))?;
+    let engine = session::open(&protocol, ProtocolConfig::default(), false)?;
     let s = engine.session(0);
     if let Some(c) = args.command {
         return Ok(ExitCode::from(print(&s.execute(&c))));
@@ -76,7 +75,7 @@ pub fn run(args: SqlArgs) -> Result<ExitCode, UsageError> {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| UsageError(format!("reading stdin: {e}")))?;
+            .map_err(Error::Stdin)?;
         let mut worst = 0;
         let mut buf = String::new();
         for line in text.lines() {

@@ -1,19 +1,21 @@
 //! `ordo verify`: run with history recording on, check the history, report anomalies.
 
+use crate::declared::Declared;
 use crate::opts;
-use crate::workloads::{Purpose, WorkloadArgs, WorkloadVisitor};
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo_workloads::{catalog, Purpose, WorkloadVisitor};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    #[command(flatten)]
-    pub workload: WorkloadArgs,
+    /// Workload (see `ordo list`).
+    #[arg(short = 'w', long = "workload", default_value = "ycsb")]
+    pub workload: String,
     /// Protocols to verify, comma-separated.
     #[arg(short = 'p', long)]
     pub protocols: String,
@@ -33,8 +35,9 @@ pub struct VerifyArgs {
     /// `--no-prefetch`): by default verification runs the protocols' benchmark code paths.
     #[arg(long = "no-prefetch")]
     pub no_prefetch: bool,
+    /// The workload options and protocol knobs (from their declarations).
     #[command(flatten)]
-    pub knobs: opts::ProtocolKnobs,
+    pub declared: Declared,
 }
 
 struct Runner<'a, W> {
@@ -43,7 +46,7 @@ struct Runner<'a, W> {
 }
 
 impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
-    type Output = Result<Verified, String>;
+    type Output = ordo::Result<Verified>;
     fn visit<P: Protocol>(self) -> Self::Output {
         verify::run::<P, W>(self.workload, self.cfg)
     }
@@ -69,21 +72,21 @@ fn violates(isolation: Isolation, v: &Verified) -> bool {
     }
 }
 
-pub fn run(args: VerifyArgs) -> Result<ExitCode, UsageError> {
+pub fn run(args: VerifyArgs) -> Result<ExitCode> {
     let protos = opts::protocols(&args.protocols)?;
     let threads = opts::threads(&args.threads)?;
     if threads.len() != 1 {
-        return Err(UsageError("verify takes one thread count".into()));
+        return Err(Error::InvalidInput("verify takes one thread count".into()));
     }
     if args.txns == 0 {
-        return Err(UsageError("--txns must be at least 1".into()));
+        return Err(Error::InvalidInput("--txns must be at least 1".into()));
     }
-    let knobs = args.knobs.settings()?;
-    let workload = args.workload.build(Purpose::Verify)?;
+    let workload =
+        catalog::find(&args.workload)?.build(&args.declared.workload, Purpose::Verify)?;
     let cfg = VerifyConfig {
         protocol: ProtocolConfig {
             threads: threads[0],
-            knobs,
+            knobs: args.declared.knobs.clone(),
             ..ProtocolConfig::default()
         },
         txns: args.txns,
@@ -105,16 +108,13 @@ struct Verifications<'a> {
 }
 
 impl WorkloadVisitor for Verifications<'_> {
-    type Output = Result<ExitCode, UsageError>;
+    type Output = Result<ExitCode>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
         verify_all(w, self)
     }
 }
 
-fn verify_all<W: ordo::harness::Workload>(
-    w: &W,
-    v: Verifications<'_>,
-) -> Result<ExitCode, UsageError> {
+fn verify_all<W: ordo::harness::Workload>(w: &W, v: Verifications<'_>) -> Result<ExitCode> {
     let Verifications { args, protos, cfg } = v;
     let mut failed = false;
     let nw = crate::name_width();
@@ -130,8 +130,7 @@ fn verify_all<W: ordo::harness::Workload>(
     }
     for (&info, history) in protos.iter().zip(histories) {
         let v = protocols::with_protocol(info.name, Runner { workload: w, cfg })
-            .expect("validated protocol name")
-            .map_err(UsageError)?;
+            .expect("validated protocol name")?;
         let bad = violates(info.isolation, &v);
         failed |= bad;
         println!(

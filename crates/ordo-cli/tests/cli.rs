@@ -22,6 +22,34 @@ fn list_names_every_protocol_and_workload() {
         assert!(out.contains(p), "`ordo list` lacks {p}");
     }
     assert!(out.contains("ycsb"));
+    // Each workload's options and each protocol's knobs, with their defaults.
+    for option in ordo_workloads::catalog::options() {
+        assert!(
+            out.contains(&format!("--{}", option.name)),
+            "lacks --{}",
+            option.name
+        );
+    }
+    assert!(out.contains("--theta[,…]"), "sweeps are marked: {out}");
+    assert!(out.contains("--vll-batch 4"), "{out}");
+}
+
+#[test]
+fn an_option_of_another_workload_names_its_owner() {
+    for (args, says) in [
+        (
+            &["verify", "-p", "nocc", "-w", "smallbank", "--theta", "0.5"][..],
+            "error: --theta is an option of -w ycsb, not of -w smallbank",
+        ),
+        (
+            &["bench", "-w", "vll-range", "--ci", "0.1"][..],
+            "error: --ci is an option of -w vll-micro, not of -w vll-range",
+        ),
+    ] {
+        let o = ordo(args);
+        assert_eq!(o.status.code(), Some(2), "ordo {args:?}");
+        assert_eq!(stderr(&o).trim_end(), says, "ordo {args:?}");
+    }
 }
 
 #[test]

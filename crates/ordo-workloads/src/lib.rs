@@ -7,9 +7,17 @@
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
+//!
+//! Each declares its command-line options beside it (`<workload>/options.rs`), with its defaults for
+//! a benchmark or a verification run ([`Purpose`]); the [`catalog`] lists them all by name and
+//! builds one from the options given. A configuration a workload cannot run is an [`Error`], which
+//! names the option at fault.
 
+pub mod catalog;
+pub mod error;
 pub mod inspect;
 pub mod ledger;
+pub mod purpose;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
@@ -18,3 +26,7 @@ pub mod vll_micro;
 pub mod vll_range;
 pub mod ycsb;
 pub mod zipf;
+
+pub use catalog::{AnyWorkload, WorkloadVisitor};
+pub use error::{Error, Result};
+pub use purpose::Purpose;

@@ -32,6 +32,23 @@ pub enum ValueKind {
     Text,
 }
 
+/// What the kind takes, in words: `a whole number from 1 to 1024`, `a number of at least 0`
+/// (a range open above, up to `u64::MAX` or infinity, says so).
+impl fmt::Display for ValueKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ValueKind::Flag => write!(f, "no value"),
+            ValueKind::Text => write!(f, "text"),
+            ValueKind::Int { min, max: u64::MAX } => write!(f, "a whole number of at least {min}"),
+            ValueKind::Int { min, max } => write!(f, "a whole number from {min} to {max}"),
+            ValueKind::Float { min, max } if max == f64::INFINITY => {
+                write!(f, "a number of at least {min}")
+            }
+            ValueKind::Float { min, max } => write!(f, "a number from {min} to {max}"),
+        }
+    }
+}
+
 /// One option: its flag name (without `--`), what it takes and what it means.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OptionSpec {
@@ -111,13 +128,11 @@ impl OptionSpec {
             ValueKind::Text => Ok(Value::Text(text.to_string())),
             ValueKind::Int { min, max } => match text.parse::<u64>() {
                 Ok(v) if (min..=max).contains(&v) => Ok(Value::Int(v)),
-                _ => Err(self.error(format!(
-                    "takes a whole number from {min} to {max}, got `{text}`"
-                ))),
+                _ => Err(self.error(format!("takes {}, got `{text}`", self.kind))),
             },
             ValueKind::Float { min, max } => match text.parse::<f64>() {
                 Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Value::Float(v)),
-                _ => Err(self.error(format!("takes a number from {min} to {max}, got `{text}`"))),
+                _ => Err(self.error(format!("takes {}, got `{text}`", self.kind))),
             },
         }
     }
@@ -153,6 +168,18 @@ impl Value {
             Value::Int(v) => serde_json::json!(v),
             Value::Float(v) => serde_json::json!(v),
             Value::Text(s) => serde_json::json!(s),
+        }
+    }
+}
+
+impl Value {
+    /// The value as a number; `None` for a flag or text. What a sweep point records as its
+    /// `"value"` (a whole number too, as a float).
+    pub fn number(&self) -> Option<f64> {
+        match *self {
+            Value::Int(v) => Some(v as f64),
+            Value::Float(v) => Some(v),
+            Value::Flag | Value::Text(_) => None,
         }
     }
 }
@@ -256,6 +283,14 @@ impl Settings {
             None => None,
             Some(other) => return Err(spec.error(format!("is not a whole number: {other}"))),
         })
+    }
+
+    /// The whole number given for `spec` (or its default), as a `T` such as `usize` or `u16` (a
+    /// declaration's range should fit `T`; a value that does not is an error all the same).
+    pub fn int_as<T: TryFrom<u64>>(&self, spec: &OptionSpec) -> Result<Option<T>, OptionError> {
+        self.int(spec)?
+            .map(|v| T::try_from(v).map_err(|_| spec.error(format!("{v} is out of range"))))
+            .transpose()
     }
 
     /// The number given for `spec` (or its default); a whole number reads as one too.
@@ -373,6 +408,36 @@ mod tests {
             "text keeps its commas"
         );
         assert_eq!(RMW.parse(""), Ok(vec![Value::Flag]));
+        // A range open above says so instead of naming u64::MAX or infinity.
+        let open = OptionSpec::new(
+            "n",
+            "N",
+            ValueKind::Int {
+                min: 1,
+                max: u64::MAX,
+            },
+            "n",
+        );
+        assert_eq!(
+            open.parse("0").unwrap_err().0,
+            "--n takes a whole number of at least 1, got `0`"
+        );
+        let skew = OptionSpec::new(
+            "skew",
+            "S",
+            ValueKind::Float {
+                min: 0.0,
+                max: f64::INFINITY,
+            },
+            "skew",
+        );
+        assert_eq!(
+            skew.parse("-1").unwrap_err().0,
+            "--skew takes a number of at least 0, got `-1`"
+        );
+        assert!(skew.parse("inf").is_err(), "values are finite");
+        assert_eq!(Value::Int(4).number(), Some(4.0));
+        assert_eq!(Value::Text("a".into()).number(), None);
     }
 
     #[test]
@@ -428,6 +493,13 @@ mod tests {
         assert_eq!(none.int(&BATCH), Ok(Some(4)));
         assert_eq!(none.int_or_default(&BATCH), Ok(4));
         assert_eq!(none.int(&ROWS), Ok(None));
+        assert_eq!(none.int_as::<u8>(&BATCH), Ok(Some(4u8)));
+        let big = Settings::new().with(&ROWS, "1000").unwrap();
+        assert!(big
+            .int_as::<u8>(&ROWS)
+            .unwrap_err()
+            .0
+            .contains("out of range"));
         assert!(none.int_or_default(&ROWS).is_err());
         assert!(!none.flag(&RMW));
         let given = Settings::new()

@@ -1,7 +1,7 @@
 //! Reading `ordo bench --json` files: the fields a report needs, checked, with one-line errors that
 //! name the file.
 
-use crate::UsageError;
+use crate::{Error, Result};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -94,25 +94,32 @@ impl RunParams {
 }
 
 /// Reads one file of rows; every error is one line naming the file.
-pub fn read(path: &Path) -> Result<Vec<Row>, UsageError> {
+pub fn read(path: &Path) -> Result<Vec<Row>> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("{name}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        file: name.clone(),
+        source,
+    })?;
     parse(&text, &name)
 }
 
 /// Parses and checks the JSON text of one file (`name` labels errors and rows).
-pub fn parse(text: &str, name: &str) -> Result<Vec<Row>, UsageError> {
+pub fn parse(text: &str, name: &str) -> Result<Vec<Row>> {
+    let invalid = |why: String| Error::InvalidData {
+        file: name.to_string(),
+        why,
+    };
     let mut rows: Vec<Row> = serde_json::from_str(text).map_err(|e| {
-        UsageError(format!(
-            "{name}: not an `ordo bench --json` file: {}",
+        invalid(format!(
+            "not an `ordo bench --json` file: {}",
             e.to_string().replace('\n', " ")
         ))
     })?;
     if rows.is_empty() {
-        return Err(UsageError(format!("{name}: no benchmark results in it")));
+        return Err(invalid("no benchmark results in it".into()));
     }
     for (i, r) in rows.iter_mut().enumerate() {
-        let bad = |what: &str| UsageError(format!("{name}: result {}: {what}", i + 1));
+        let bad = |what: &str| invalid(format!("result {}: {what}", i + 1));
         if !(r.committed_per_sec.is_finite() && r.committed_per_sec >= 0.0) {
             return Err(bad("committed_per_sec is not a non-negative number"));
         }
@@ -144,7 +151,7 @@ mod tests {
 
     fn error(text: &str) -> String {
         match parse(text, "f.json") {
-            Err(UsageError(e)) => e,
+            Err(e) => e.to_string(),
             Ok(_) => panic!("{text} parsed"),
         }
     }

@@ -10,7 +10,7 @@ mod html;
 mod input;
 mod plot;
 
-use crate::UsageError;
+use crate::{Error, Result};
 use clap::Args;
 use figures::{Axis, Figure};
 use std::path::{Path, PathBuf};
@@ -105,11 +105,14 @@ fn file_name(i: usize, f: &Figure) -> String {
     )
 }
 
-fn write(path: &Path, text: &str) -> Result<(), UsageError> {
-    std::fs::write(path, text).map_err(|e| UsageError(format!("writing {}: {e}", path.display())))
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-pub fn run(args: ReportArgs) -> Result<ExitCode, UsageError> {
+pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
     for path in &args.files {
         rows.extend(input::read(path)?);
@@ -117,15 +120,17 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, UsageError> {
     let mut figures = figures::group(&rows);
     if let Some(base) = &args.relative {
         if figures::relative_to(&mut figures, base) == 0 {
-            return Err(UsageError(format!(
+            return Err(Error::InvalidInput(format!(
                 "--relative {base}: no figure has a line for protocol `{base}`"
             )));
         }
     }
     let protocols = figures::protocols(&figures);
     let colour_of = |p: &str| protocols.iter().position(|q| q == p).unwrap_or(0);
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| UsageError(format!("creating {}: {e}", args.out.display())))?;
+    std::fs::create_dir_all(&args.out).map_err(|source| Error::CreateDir {
+        path: args.out.clone(),
+        source,
+    })?;
     let titles: Vec<String> = figures.iter().map(|f| title(f, &figures)).collect();
     let files: Vec<String> = figures
         .iter()
@@ -133,8 +138,10 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, UsageError> {
         .map(|(i, f)| file_name(i, f))
         .collect();
     for ((f, t), name) in figures.iter().zip(&titles).zip(&files) {
-        let svg =
-            plot::svg(f, t, &colour_of).map_err(|e| UsageError(format!("drawing {name}: {e}")))?;
+        let svg = plot::svg(f, t, &colour_of).map_err(|source| Error::Draw {
+            figure: name.clone(),
+            source,
+        })?;
         write(&args.out.join(name), &svg)?;
     }
     let index = args.out.join("index.html");

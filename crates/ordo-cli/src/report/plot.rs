@@ -94,12 +94,12 @@ pub fn svg(
     figure: &Figure,
     title: &str,
     colour_of: &dyn Fn(&str) -> usize,
-) -> Result<String, String> {
+) -> Result<String, DrawingAreaErrorKind<std::io::Error>> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
-        draw(&root, figure, title, colour_of).map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        draw(&root, figure, title, colour_of)?;
+        root.present()?;
     }
     Ok(out)
 }

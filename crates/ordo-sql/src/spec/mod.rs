@@ -27,4 +27,4 @@ pub mod permute;
 pub mod run;
 
 pub use parse::{parse_spec, Spec, SpecError};
-pub use run::{run_spec, RunOptions};
+pub use run::{run_spec, RunError, RunOptions};

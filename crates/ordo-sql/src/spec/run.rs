@@ -23,7 +23,7 @@ use crate::exec::Output;
 use crate::format;
 use crate::session::{self, AnyEngine, Reply, Session, StmtResult, TxnEnd};
 use ordo::check::{self, History};
-use ordo::protocols::ProtocolConfig;
+use ordo::protocols::{ProtocolConfig, UnknownProtocol};
 use std::fmt::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,12 +72,22 @@ pub struct SpecResult {
     pub permutations: Vec<PermutationResult>,
 }
 
+/// Why a spec could not be run (before its first permutation); one line each.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// `--protocol` names no protocol.
+    #[error(transparent)]
+    UnknownProtocol(#[from] UnknownProtocol),
+    /// More sessions than an engine serves beside the setup session.
+    #[error("a spec may have at most {0} sessions")]
+    TooManySessions(usize),
+}
+
 /// Chooses the protocol and runs every permutation.
-pub fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<SpecResult, String> {
+pub fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<SpecResult, RunError> {
     let (protocol, note) = match &opts.protocol {
         Some(p) => {
-            ordo::protocols::info(p)
-                .ok_or_else(|| ordo::protocols::UnknownProtocol(p.clone()).to_string())?;
+            ordo::protocols::info(p).ok_or_else(|| UnknownProtocol(p.clone()))?;
             (p.clone(), None)
         }
         None => {
@@ -89,10 +99,7 @@ pub fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<SpecResult, String> {
         return Err(why);
     }
     if spec.sessions.len() + 1 > crate::engine::MAX_SESSIONS {
-        return Err(format!(
-            "a spec may have at most {} sessions",
-            crate::engine::MAX_SESSIONS - 1
-        ));
+        return Err(RunError::TooManySessions(crate::engine::MAX_SESSIONS - 1));
     }
     let mut permutations = Vec::new();
     for perm in spec.permutations() {

@@ -34,6 +34,7 @@
 //! total plus the deposits (DC, TS) minus the checks (WC, penalties included) of the committed
 //! transactions, which a [`crate::ledger::Ledger`] tallies.
 
+pub mod options;
 pub mod txn;
 
 #[cfg(test)]
@@ -41,7 +42,8 @@ mod tests;
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
-use ordo::harness::Workload;
+use crate::Error;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -85,42 +87,48 @@ impl Default for SmallBankConfig {
 
 impl SmallBankConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.customers < 2 {
-            return Err(format!(
-                "--customers must be at least 2 (Amalgamate needs two), got {}",
-                self.customers
+            return Err(Error::invalid(
+                "customers",
+                format!(
+                    "must be at least 2 (Amalgamate needs two), got {}",
+                    self.customers
+                ),
             ));
         }
         if self.customers > 1 << 40 {
-            return Err(format!(
-                "--customers must be at most 2^40, got {}",
-                self.customers
+            return Err(Error::invalid(
+                "customers",
+                format!("must be at most 2^40, got {}", self.customers),
             ));
         }
         if self.hotspot_size > self.customers {
-            return Err(format!(
-                "--hotspot-size ({}) cannot exceed --customers ({})",
-                self.hotspot_size, self.customers
+            return Err(Error::invalid(
+                "hotspot-size",
+                format!(
+                    "({}) cannot exceed --customers ({})",
+                    self.hotspot_size, self.customers
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.hotspot_prob) {
-            return Err(format!(
-                "--hotspot-prob must be in [0, 1], got {}",
-                self.hotspot_prob
+            return Err(Error::invalid(
+                "hotspot-prob",
+                format!("must be in [0, 1], got {}", self.hotspot_prob),
             ));
         }
         if self.hotspot_size == self.customers && self.hotspot_prob < 1.0 && self.hotspot_size > 0 {
-            return Err(
-                "--hotspot-size equals --customers: no cold customers for --hotspot-prob < 1"
-                    .into(),
-            );
+            return Err(Error::invalid(
+                "hotspot-size",
+                "equals --customers: no cold customers for --hotspot-prob < 1",
+            ));
         }
         if self.hotspot_size == 1 && self.hotspot_prob == 1.0 {
-            return Err(
+            return Err(Error::Unrunnable(
                 "a hotspot of 1 customer with --hotspot-prob 1 leaves Amalgamate no second customer"
                     .into(),
-            );
+            ));
         }
         Ok(())
     }
@@ -153,7 +161,7 @@ pub struct SmallBank {
 
 impl SmallBank {
     /// A workload with validated parameters.
-    pub fn new(cfg: SmallBankConfig) -> Result<Self, String> {
+    pub fn new(cfg: SmallBankConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(SmallBank {
             cfg,
@@ -266,20 +274,20 @@ impl Workload for SmallBank {
         p.set(kind, name_of(c1), name_of(c2), v, g.thread);
     }
 
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let mut buf = Vec::new();
         let mut total = 0i64;
         for c in 0..self.cfg.customers {
             match inspect::int(db, ACCOUNT, name_of(c), CUSTID, &mut buf) {
                 Some(id) if id == c as i64 => {}
-                other => return Err(format!("account of customer {c}: custid {other:?}")),
+                other => return Err(format!("account of customer {c}: custid {other:?}").into()),
             }
             let s = inspect::int(db, SAVING, c, BALANCE, &mut buf)
                 .ok_or_else(|| format!("customer {c} has no savings row"))?;
             let k = inspect::int(db, CHECKING, c, BALANCE, &mut buf)
                 .ok_or_else(|| format!("customer {c} has no checking row"))?;
             if s < 0 {
-                return Err(format!("customer {c}: negative savings balance {s}"));
+                return Err(format!("customer {c}: negative savings balance {s}").into());
             }
             total += s + k;
         }
@@ -289,7 +297,7 @@ impl Workload for SmallBank {
                 "money not conserved: balances sum to {total}, but loaded {} + net deposits {} = {expected}",
                 self.loaded_total.load(Ordering::Relaxed),
                 self.ledger.total()
-            ));
+            ).into());
         }
         Ok(())
     }

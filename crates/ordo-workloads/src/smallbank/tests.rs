@@ -166,10 +166,10 @@ fn the_check_catches_money_appearing_or_vanishing() {
     let (_, c) = balances(&p, 4);
     assert!(inspect::set_int(p.db(), CHECKING, 4, BALANCE, c + 1));
     let e = w.check(p.db()).unwrap_err();
-    assert!(e.contains("money not conserved"), "{e}");
+    assert!(e.0.contains("money not conserved"), "{e}");
     assert!(inspect::set_int(p.db(), CHECKING, 4, BALANCE, c));
     assert!(inspect::set_int(p.db(), SAVING, 5, BALANCE, -1));
-    assert!(w.check(p.db()).unwrap_err().contains("negative savings"));
+    assert!(w.check(p.db()).unwrap_err().0.contains("negative savings"));
 }
 
 #[test]

@@ -37,6 +37,7 @@
 //! end time 1–8 hours after its start; and the number of forwardings is the loaded number plus the
 //! committed inserts minus the committed deletes (a [`crate::ledger::Ledger`] tallies them).
 
+pub mod options;
 pub mod txn;
 
 #[cfg(test)]
@@ -44,7 +45,8 @@ mod tests;
 
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
-use ordo::harness::Workload;
+use crate::Error;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -126,11 +128,14 @@ pub const MAX_SUBSCRIBERS: u64 = 1_000_000_000;
 
 impl TatpConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.subscribers == 0 || self.subscribers > MAX_SUBSCRIBERS {
-            return Err(format!(
-                "--subscribers must be between 1 and {MAX_SUBSCRIBERS}, got {}",
-                self.subscribers
+            return Err(Error::invalid(
+                "subscribers",
+                format!(
+                    "must be between 1 and {MAX_SUBSCRIBERS}, got {}",
+                    self.subscribers
+                ),
             ));
         }
         Ok(())
@@ -172,7 +177,7 @@ pub struct Tatp {
 
 impl Tatp {
     /// A workload with validated parameters.
-    pub fn new(cfg: TatpConfig) -> Result<Self, String> {
+    pub fn new(cfg: TatpConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(Tatp {
             a: cfg.nurand_a(),
@@ -440,7 +445,7 @@ impl Workload for Tatp {
         digits(rng, &mut p.numberx);
     }
 
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let mut buf = Vec::new();
         let p = self.cfg.subscribers;
         for s_id in 1..=p {
@@ -448,11 +453,11 @@ impl Workload for Tatp {
                 r.str(SUB_NBR) == sub_nbr(s_id)
             });
             if nbr != Some(true) {
-                return Err(format!("subscriber {s_id} missing or with a wrong sub_nbr"));
+                return Err(format!("subscriber {s_id} missing or with a wrong sub_nbr").into());
             }
             let key = nbr_value(&sub_nbr(s_id));
             if inspect::int(db, SUB_NBR_INDEX, key, S_ID, &mut buf) != Some(s_id as i64) {
-                return Err(format!("sub_nbr index entry of subscriber {s_id} is wrong"));
+                return Err(format!("sub_nbr index entry of subscriber {s_id} is wrong").into());
             }
         }
         let ai = db.table(ACCESS_INFO).present_keys();
@@ -464,18 +469,19 @@ impl Workload for Tatp {
                     "{name} has {} rows, {} loaded (no transaction inserts or deletes any)",
                     keys.len(),
                     self.loaded[i].load(Ordering::Relaxed)
-                ));
+                )
+                .into());
             }
             let mut per_sub = vec![0u8; p as usize + 1];
             for k in keys.iter() {
                 let s = (k >> 2) as usize;
                 if s == 0 || s > p as usize {
-                    return Err(format!("{name} row {k} of no subscriber"));
+                    return Err(format!("{name} row {k} of no subscriber").into());
                 }
                 per_sub[s] += 1;
             }
             if let Some(s) = (1..=p as usize).find(|&s| per_sub[s] == 0) {
-                return Err(format!("subscriber {s} has no {name} row"));
+                return Err(format!("subscriber {s} has no {name} row").into());
             }
         }
         for &k in &cf {
@@ -486,13 +492,14 @@ impl Workload for Tatp {
                     "call_forwarding row {k} (s_id {}, sf_type {}, start {start}) has no special_facility",
                     facility >> 2,
                     (facility & 3) + 1
-                ));
+                ).into());
             }
             let end = inspect::int(db, CALL_FORWARDING, k, END_TIME, &mut buf).unwrap_or(-1);
             if !(start + 1..=start + 8).contains(&end) {
                 return Err(format!(
                     "call_forwarding row {k}: end_time {end} not 1-8 hours after start {start}"
-                ));
+                )
+                .into());
             }
         }
         let expected = self.loaded[2].load(Ordering::Relaxed) + self.ledger.total();
@@ -502,7 +509,7 @@ impl Workload for Tatp {
                 cf.len(),
                 self.loaded[2].load(Ordering::Relaxed),
                 self.ledger.total()
-            ));
+            ).into());
         }
         Ok(())
     }

@@ -184,13 +184,17 @@ fn the_check_catches_orphans_bad_times_and_uncounted_rows() {
             Ok(())
         })
         .unwrap();
-    assert!(w.check(db).unwrap_err().contains("has no special_facility"));
+    assert!(w
+        .check(db)
+        .unwrap_err()
+        .0
+        .contains("has no special_facility"));
 
     let w = small(30);
     let p = loaded(&w);
     let k = p.db().table(CALL_FORWARDING).present_keys()[0];
     assert!(inspect::set_int(p.db(), CALL_FORWARDING, k, END_TIME, 40));
-    assert!(w.check(p.db()).unwrap_err().contains("end_time"));
+    assert!(w.check(p.db()).unwrap_err().0.contains("end_time"));
 
     let w = small(30);
     let p = loaded(&w);
@@ -217,5 +221,6 @@ fn the_check_catches_orphans_bad_times_and_uncounted_rows() {
     assert!(w
         .check(p.db())
         .unwrap_err()
+        .0
         .contains("net committed inserts"));
 }

@@ -10,6 +10,7 @@
 //! The check reads the tables directly (no transaction): call it only when no worker is running.
 
 use super::schema::*;
+use ordo::harness::Violation;
 use ordo::storage::{ColumnSet, Database, Table, ABSENT};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -26,7 +27,7 @@ pub fn int<M: Default + Send + Sync>(t: &Table<M>, key: u64, col: usize) -> Opti
 }
 
 /// Checks conditions 1–4; the error names the first violation.
-pub fn check<M: Default + Send + Sync>(db: &Database<M>, warehouses: u32) -> Result<(), String> {
+pub fn check<M: Default + Send + Sync>(db: &Database<M>, warehouses: u32) -> Result<(), Violation> {
     // Per district (key = district key): (max o_id, sum ol_cnt, orders), (min no, max no, count), lines.
     let mut orders: HashMap<u64, (u32, i64, u64)> = HashMap::new();
     let t = db.table(ORDER);
@@ -72,37 +73,37 @@ pub fn check<M: Default + Send + Sync>(db: &Database<M>, warehouses: u32) -> Res
                 return Err(format!(
                     "consistency condition 2: district ({w}, {d}) has d_next_o_id − 1 = {} but max(o_id) = {max_o}",
                     next - 1
-                ));
+                ).into());
             }
             if let Some(&(min_no, max_no, count)) = new_orders.get(&dk) {
                 if max_no != max_o {
                     return Err(format!(
                         "consistency condition 2: district ({w}, {d}) has max(o_id) = {max_o} but max(no_o_id) = {max_no}"
-                    ));
+                    ).into());
                 }
                 if (max_no - min_no) as u64 + 1 != count {
                     return Err(format!(
                         "consistency condition 3: district ({w}, {d}) has new orders {min_no}..={max_no} but {count} rows"
-                    ));
+                    ).into());
                 }
             }
             let n_lines = lines.get(&dk).copied().unwrap_or(0);
             if ol_sum != n_lines {
                 return Err(format!(
                     "consistency condition 4: district ({w}, {d}) has sum(o_ol_cnt) = {ol_sum} but {n_lines} order lines"
-                ));
+                ).into());
             }
             let indexed = by_customer.get(&dk).copied().unwrap_or(0);
             if indexed != n_orders {
                 return Err(format!(
                     "order_by_customer: district ({w}, {d}) has {n_orders} orders but {indexed} index entries"
-                ));
+                ).into());
             }
         }
         if w_ytd != d_ytd {
             return Err(format!(
                 "consistency condition 1: warehouse {w} has w_ytd = {w_ytd} but its districts sum to {d_ytd}"
-            ));
+            ).into());
         }
     }
     Ok(())

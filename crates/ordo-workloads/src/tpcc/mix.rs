@@ -49,6 +49,26 @@ impl Kind {
     }
 }
 
+/// Why a mix does not parse ([`Mix::parse`]); one line each.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MixError {
+    #[error(
+        "unknown mix `{0}` (known: {known}; or a custom mix like no=50,p=50)",
+        known = NAMED.iter().map(|n| n.0).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownName(String),
+    #[error("mix entry `{0}` is not of the form type=percent")]
+    NotTypePercent(String),
+    #[error("unknown transaction type `{0}` in mix (known: no, p, os, d, sl, cc)")]
+    UnknownType(String),
+    #[error("transaction type `{0}` given twice in mix")]
+    Twice(String),
+    #[error("mix percentage `{percent}` for `{kind}` is not a whole number")]
+    NotWhole { kind: String, percent: String },
+    #[error("mix percentages must sum to 100, got {0}")]
+    Sum(u64),
+}
+
 /// Weights per [`Kind`] (in [`Kind::ALL`] order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Mix {
@@ -77,50 +97,37 @@ impl Mix {
     };
 
     /// Parses a mix name or a custom `no=50,p=50` list; the error is one line for the user.
-    pub fn parse(s: &str) -> Result<Mix, String> {
+    pub fn parse(s: &str) -> Result<Mix, MixError> {
         let s = s.trim();
         if let Some((_, w)) = NAMED.iter().find(|(n, _)| *n == s) {
             return Ok(Mix { weights: *w });
         }
         if !s.contains('=') {
-            return Err(format!(
-                "unknown mix `{s}` (known: {}; or a custom mix like no=50,p=50)",
-                NAMED.iter().map(|n| n.0).collect::<Vec<_>>().join(", ")
-            ));
+            return Err(MixError::UnknownName(s.to_string()));
         }
         let mut weights = [0u32; 6];
         let mut seen = [false; 6];
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| format!("mix entry `{part}` is not of the form type=percent"))?;
+                .ok_or_else(|| MixError::NotTypePercent(part.to_string()))?;
+            let (k, v) = (k.trim(), v.trim());
             let i = Kind::ALL
                 .iter()
-                .position(|kind| kind.short() == k.trim())
-                .ok_or_else(|| {
-                    format!(
-                        "unknown transaction type `{}` in mix (known: no, p, os, d, sl, cc)",
-                        k.trim()
-                    )
-                })?;
+                .position(|kind| kind.short() == k)
+                .ok_or_else(|| MixError::UnknownType(k.to_string()))?;
             if seen[i] {
-                return Err(format!(
-                    "transaction type `{}` given twice in mix",
-                    k.trim()
-                ));
+                return Err(MixError::Twice(k.to_string()));
             }
             seen[i] = true;
-            weights[i] = v.trim().parse::<u32>().map_err(|_| {
-                format!(
-                    "mix percentage `{}` for `{}` is not a whole number",
-                    v.trim(),
-                    k.trim()
-                )
+            weights[i] = v.parse::<u32>().map_err(|_| MixError::NotWhole {
+                kind: k.to_string(),
+                percent: v.to_string(),
             })?;
         }
         let sum: u64 = weights.iter().map(|&w| w as u64).sum();
         if sum != 100 {
-            return Err(format!("mix percentages must sum to 100, got {sum}"));
+            return Err(MixError::Sum(sum));
         }
         Ok(Mix { weights })
     }
@@ -192,7 +199,7 @@ mod tests {
             ("no=-5,p=105", "whole number"),
             ("no", "unknown mix"),
         ] {
-            let e = Mix::parse(bad).unwrap_err();
+            let e = Mix::parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
             assert!(!e.contains('\n'));
         }

@@ -33,6 +33,7 @@ pub mod delivery;
 pub mod load;
 pub mod mix;
 pub mod new_order;
+pub mod options;
 pub mod order_status;
 pub mod payment;
 pub mod random;
@@ -42,9 +43,10 @@ pub mod stock_level;
 #[cfg(test)]
 mod tests;
 
+use crate::Error;
 use customer::By;
 use mix::{Kind, Mix};
-use ordo::harness::Workload;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{Database, LoadError};
 use ordo::txn::{Access, Program, Tx, TxResult};
 use rand::rngs::SmallRng;
@@ -95,16 +97,19 @@ impl TpccConfig {
         }
     }
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.warehouses == 0 || self.warehouses >= MAX_WAREHOUSES {
-            return Err(format!(
-                "--warehouses must be between 1 and {}, got {}",
-                MAX_WAREHOUSES - 1,
-                self.warehouses
+            return Err(Error::invalid(
+                "warehouses",
+                format!(
+                    "must be between 1 and {}, got {}",
+                    MAX_WAREHOUSES - 1,
+                    self.warehouses
+                ),
             ));
         }
         if self.mix.total() == 0 {
-            return Err("the mix runs no transaction".into());
+            return Err(Error::Unrunnable("the mix runs no transaction".into()));
         }
         Ok(())
     }
@@ -120,7 +125,7 @@ pub struct Tpcc {
 }
 
 impl Tpcc {
-    pub fn new(cfg: TpccConfig) -> Result<Self, String> {
+    pub fn new(cfg: TpccConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(Tpcc {
             oldest: Arc::new(delivery::OldestNewOrder::new(cfg.warehouses)),
@@ -397,7 +402,7 @@ impl Workload for Tpcc {
         }
     }
 
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         consistency::check(db, self.cfg.warehouses)
     }
 }

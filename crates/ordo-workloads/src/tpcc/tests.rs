@@ -273,7 +273,7 @@ fn consistency_check_detects_a_corrupted_database() {
         corrupt(&mut tx);
         tx.commit().unwrap();
         let e = w.check(p.db()).unwrap_err();
-        assert!(e.contains(what), "expected {what}: {e}");
+        assert!(e.0.contains(what), "expected {what}: {e}");
     }
 }
 
@@ -455,7 +455,11 @@ fn bad_configurations_are_rejected() {
         warehouses: 0,
         ..TpccConfig::default()
     };
-    assert!(zero.validate().unwrap_err().contains("--warehouses"));
+    assert!(zero
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("--warehouses"));
     let many = TpccConfig {
         warehouses: MAX_WAREHOUSES,
         ..TpccConfig::default()

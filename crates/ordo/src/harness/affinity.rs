@@ -10,17 +10,29 @@
 //! Measured on the 2-vCPU development VM (`docs/results/vll.md`): no difference, as expected where
 //! every worker has a core of its own anyway; the option is for the many-core figures.
 
+/// Why workers could not be pinned.
+#[derive(Debug, thiserror::Error)]
+pub enum AffinityError {
+    #[error("cannot read this process's CPU affinity: {0}")]
+    Unreadable(std::io::Error),
+    #[error("this process may run on no CPU")]
+    NoCpu,
+    #[error("CPU {0} is beyond what an affinity mask holds")]
+    BeyondMask(usize),
+    #[error("cannot pin a worker to CPU {cpu}: {source}")]
+    Refused { cpu: usize, source: std::io::Error },
+    #[error("--pin (pinning workers to CPUs) is supported on Linux only")]
+    Unsupported,
+}
+
 /// The CPUs this process may run on, in increasing order (Linux: `sched_getaffinity`).
 #[cfg(target_os = "linux")]
-pub fn allowed_cpus() -> Result<Vec<usize>, String> {
+pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
     // SAFETY: `cpu_set_t` is plain data (all zeros is the empty set), and the size passed is its own.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(format!(
-                "cannot read this process's CPU affinity: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(AffinityError::Unreadable(std::io::Error::last_os_error()));
         }
         set
     };
@@ -29,15 +41,15 @@ pub fn allowed_cpus() -> Result<Vec<usize>, String> {
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
         .collect();
     if cpus.is_empty() {
-        return Err("this process may run on no CPU".into());
+        return Err(AffinityError::NoCpu);
     }
     Ok(cpus)
 }
 
 /// The CPUs this process may run on: pinning is supported on Linux only.
 #[cfg(not(target_os = "linux"))]
-pub fn allowed_cpus() -> Result<Vec<usize>, String> {
-    Err("--pin (pinning workers to CPUs) is supported on Linux only".into())
+pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
+    Err(AffinityError::Unsupported)
 }
 
 /// The CPU worker `worker` is pinned to: the `worker`-th of `cpus`, round robin.
@@ -47,9 +59,9 @@ pub fn cpu_for(cpus: &[usize], worker: usize) -> usize {
 
 /// Restricts the calling thread to CPU `cpu`.
 #[cfg(target_os = "linux")]
-pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
+pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
     if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(format!("CPU {cpu} is beyond what an affinity mask holds"));
+        return Err(AffinityError::BeyondMask(cpu));
     }
     // SAFETY: as in `allowed_cpus`; `cpu` is below CPU_SETSIZE (checked above).
     let rc = unsafe {
@@ -58,17 +70,17 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
     if rc != 0 {
-        return Err(format!(
-            "cannot pin a worker to CPU {cpu}: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(AffinityError::Refused {
+            cpu,
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }
 
 /// Restricts the calling thread to CPU `cpu`: supported on Linux only.
 #[cfg(not(target_os = "linux"))]
-pub fn pin_current_thread(_cpu: usize) -> Result<(), String> {
+pub fn pin_current_thread(_cpu: usize) -> Result<(), AffinityError> {
     allowed_cpus().map(|_| ())
 }
 
@@ -101,6 +113,6 @@ mod tests {
     #[test]
     fn a_cpu_outside_the_mask_is_an_error() {
         let e = pin_current_thread(libc::CPU_SETSIZE as usize).unwrap_err();
-        assert!(e.contains("beyond"), "{e}");
+        assert!(e.to_string().contains("beyond"), "{e}");
     }
 }

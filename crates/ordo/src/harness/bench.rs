@@ -7,7 +7,8 @@
 //! measured interval count.
 
 use super::prefetch::Prefetch;
-use super::workload::Workload;
+use super::workload::{Violation, Workload};
+use crate::error::Error;
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::storage::{CreateTableError, Database, LoadError};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
@@ -53,7 +54,7 @@ pub struct RunResult {
     /// Seconds spent loading the database.
     pub load_secs: f64,
     /// The workload's consistency check on the final state ([`Workload::check`]).
-    pub invariants: Result<(), String>,
+    pub invariants: Result<(), Violation>,
 }
 
 impl RunResult {
@@ -99,30 +100,34 @@ fn new_histogram() -> Histogram<u64> {
 pub fn open<P: Protocol, W: Workload>(
     workload: &W,
     config: &ProtocolConfig,
-) -> Result<(P, f64), String> {
+) -> crate::Result<(P, f64)> {
     let threads = config.threads;
     if threads > P::MAX_WORKERS {
-        return Err(format!(
-            "{} runs at most {} worker threads, not {threads}",
-            P::INFO.name,
-            P::MAX_WORKERS
-        ));
+        return Err(Error::TooManyThreads {
+            protocol: P::INFO.name,
+            max: P::MAX_WORKERS,
+            asked: threads,
+        });
     }
     let start = Instant::now();
     let mut db = Database::<P::Meta>::new();
     db.set_memory_limit(super::memory::physical());
-    workload.load(&mut db).map_err(|e| match e {
-        LoadError::Create(CreateTableError::OverMemory { .. }) => {
-            format!("loading {}: {e} (this machine's memory)", workload.name())
-        }
-        e => format!("loading {}: {e}", workload.name()),
+    workload.load(&mut db).map_err(|source| match source {
+        LoadError::Create(CreateTableError::OverMemory { .. }) => Error::OverMemory {
+            workload: workload.name(),
+            source,
+        },
+        source => Error::Load {
+            workload: workload.name(),
+            source,
+        },
     })?;
     let load_secs = start.elapsed().as_secs_f64();
     Ok((P::open(db, config), load_secs))
 }
 
 /// Runs `workload` under protocol `P`.
-pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> Result<RunResult, String> {
+pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &BenchConfig) -> crate::Result<RunResult> {
     let cpus = if cfg.pin {
         Some(super::affinity::allowed_cpus()?)
     } else {
@@ -363,7 +368,10 @@ mod tests {
         let e = open::<TwoPl<Detect>, _>(&workload, &threads(64))
             .err()
             .unwrap();
-        assert_eq!(e, "2pl-detect runs at most 63 worker threads, not 64");
+        assert_eq!(
+            e.to_string(),
+            "2pl-detect runs at most 63 worker threads, not 64"
+        );
         assert!(open::<TwoPl<WaitDie>, _>(&workload, &threads(64)).is_err());
         assert!(open::<TwoPl<TableDetect>, _>(&workload, &threads(64)).is_err());
         assert!(open::<TwoPl<Detect>, _>(&workload, &threads(63)).is_ok());

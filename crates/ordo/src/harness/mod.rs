@@ -14,4 +14,4 @@ pub mod workload;
 
 pub use bench::{BenchConfig, RunResult};
 pub use verify::{Verified, VerifyConfig};
-pub use workload::Workload;
+pub use workload::{Violation, Workload};

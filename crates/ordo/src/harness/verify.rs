@@ -1,7 +1,7 @@
 //! Verification runs: a fixed number of transactions with history recording on, then the checker.
 
 use super::prefetch::Prefetch;
-use super::workload::Workload;
+use super::workload::{Violation, Workload};
 use crate::check::{self, History, Report};
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
@@ -25,11 +25,11 @@ pub struct Verified {
     pub history: History,
     pub report: Report,
     /// The workload's own invariant check on the final state.
-    pub invariants: Result<(), String>,
+    pub invariants: Result<(), Violation>,
 }
 
 /// Runs `cfg.txns` transactions of `workload` under `P` with recording on and checks the history.
-pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> Result<Verified, String> {
+pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> crate::Result<Verified> {
     let (protocol, _) = super::bench::open::<P, W>(workload, &cfg.protocol)?;
     let per_thread = cfg.txns.div_ceil(cfg.protocol.threads.max(1) as u64);
     let mut txns = Vec::new();

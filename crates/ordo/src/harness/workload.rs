@@ -1,4 +1,4 @@
-//! What a benchmark workload provides to the harness.
+//! What a benchmark workload provides to the harness, and how it reports a broken invariant.
 
 use crate::storage::{Database, LoadError};
 use crate::txn::Program;
@@ -33,7 +33,27 @@ pub trait Workload: Sync {
     fn next(&self, gen: &mut Self::Gen, program: &mut Self::Program);
 
     /// Checks the workload's invariants on the final state of a run (after all workers stopped).
-    fn check<M: Default + Send + Sync>(&self, _db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, _db: &Database<M>) -> Result<(), Violation> {
         Ok(())
+    }
+}
+
+/// An invariant a run broke, found by [`Workload::check`] on its final state: what is wrong, in
+/// one line (`sum of values is 7, not 0: a range update was lost or torn`). Not an error of the
+/// harness: a protocol that promises less than serializability may break invariants by design, so a
+/// violation is a result of the run ([`super::RunResult::invariants`]), judged by whoever reads it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Violation(pub String);
+
+impl From<String> for Violation {
+    fn from(what: String) -> Self {
+        Violation(what)
+    }
+}
+
+impl From<&str> for Violation {
+    fn from(what: &str) -> Self {
+        Violation(what.to_string())
     }
 }

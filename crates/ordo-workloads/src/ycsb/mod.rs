@@ -14,7 +14,10 @@
 //! Each request is one piece of the program (declared as a read of every column, or an update of one
 //! column), so protocols that consume declarations see exactly what runs.
 
+pub mod options;
+
 use crate::zipf::Zipf;
+use crate::Error;
 use ordo::harness::Workload;
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
@@ -78,78 +81,87 @@ pub const MAX_KEY_DRAWS: f64 = 1e5;
 
 impl YcsbConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.rows == 0 {
-            return Err("--rows must be at least 1".into());
+            return Err(Error::invalid("rows", "must be at least 1"));
         }
         if !(1..=64).contains(&self.fields) {
-            return Err(format!(
-                "--fields must be between 1 and 64, got {}",
-                self.fields
+            return Err(Error::invalid(
+                "fields",
+                format!("must be between 1 and 64, got {}", self.fields),
             ));
         }
         if self.field_len == 0 {
-            return Err("--field-len must be at least 1".into());
+            return Err(Error::invalid("field-len", "must be at least 1"));
         }
         if self.ops == 0 || self.ops > MAX_OPS {
-            return Err(format!(
-                "--ops must be between 1 and {MAX_OPS}, got {}",
-                self.ops
+            return Err(Error::invalid(
+                "ops",
+                format!("must be between 1 and {MAX_OPS}, got {}", self.ops),
             ));
         }
         if self.ops as u64 > self.rows {
-            return Err(format!(
-                "--ops ({}) cannot exceed --rows ({}): a transaction's keys are distinct",
-                self.ops, self.rows
+            return Err(Error::invalid(
+                "ops",
+                format!(
+                    "({}) cannot exceed --rows ({}): a transaction's keys are distinct",
+                    self.ops, self.rows
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.read_ratio) {
-            return Err(format!(
-                "--read-ratio must be in [0, 1], got {}",
-                self.read_ratio
+            return Err(Error::invalid(
+                "read-ratio",
+                format!("must be in [0, 1], got {}", self.read_ratio),
             ));
         }
         if !(self.theta >= 0.0 && self.theta.is_finite()) {
-            return Err(format!(
-                "--theta must be a finite number >= 0, got {}",
-                self.theta
+            return Err(Error::invalid(
+                "theta",
+                format!("must be a finite number >= 0, got {}", self.theta),
             ));
         }
         if self.hot.is_none() {
             let draws = crate::zipf::distinct_draws_bound(self.rows, self.ops, self.theta);
             if draws > MAX_KEY_DRAWS {
-                return Err(format!(
-                    "--theta {} is too skewed for {} distinct keys per transaction (--ops) over {} rows: \
+                return Err(Error::invalid(
+                    "theta",
+                    format!(
+                    "{} is too skewed for {} distinct keys per transaction (--ops) over {} rows: \
                      drawing them could take {draws:.1e} draws; lower --theta or --ops",
                     self.theta, self.ops, self.rows
+                ),
                 ));
             }
         }
         if let Some(h) = self.hot {
             if h.rows == 0 || h.rows > self.rows {
-                return Err(format!(
-                    "--hot-rows must be between 1 and --rows ({}), got {}",
-                    self.rows, h.rows
+                return Err(Error::invalid(
+                    "hot-rows",
+                    format!(
+                        "must be between 1 and --rows ({}), got {}",
+                        self.rows, h.rows
+                    ),
                 ));
             }
             if h.per_txn > self.ops {
-                return Err(format!(
-                    "--hot-per-txn ({}) cannot exceed --ops ({})",
-                    h.per_txn, self.ops
+                return Err(Error::invalid(
+                    "hot-per-txn",
+                    format!("({}) cannot exceed --ops ({})", h.per_txn, self.ops),
                 ));
             }
             if h.per_txn as u64 > h.rows {
-                return Err(format!(
-                    "--hot-per-txn ({}) cannot exceed --hot-rows ({})",
-                    h.per_txn, h.rows
+                return Err(Error::invalid(
+                    "hot-per-txn",
+                    format!("({}) cannot exceed --hot-rows ({})", h.per_txn, h.rows),
                 ));
             }
             if ((self.ops - h.per_txn) as u64) > self.rows - h.rows {
-                return Err(format!(
+                return Err(Error::Unrunnable(format!(
                     "not enough cold rows: {} cold requests per transaction but only {} cold rows",
                     self.ops - h.per_txn,
                     self.rows - h.rows
-                ));
+                )));
             }
         }
         Ok(())
@@ -164,7 +176,7 @@ pub struct Ycsb {
 
 impl Ycsb {
     /// A workload with validated parameters.
-    pub fn new(cfg: YcsbConfig) -> Result<Self, String> {
+    pub fn new(cfg: YcsbConfig) -> crate::Result<Self> {
         cfg.validate()?;
         let zipf = Zipf::new(cfg.rows, if cfg.hot.is_some() { 0.0 } else { cfg.theta });
         Ok(Ycsb { cfg, zipf })

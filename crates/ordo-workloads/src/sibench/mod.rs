@@ -16,9 +16,12 @@
 //! **Invariants** ([`SiBench::check`]): all I rows exist, and the values (all 0 after loading) sum to the
 //! number of committed updates, which a [`Ledger`] tallies — a lost update breaks it.
 
+pub mod options;
+
 use crate::inspect;
 use crate::ledger::{Entry, Ledger};
-use ordo::harness::Workload;
+use crate::Error;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
 };
@@ -60,20 +63,26 @@ pub const MAX_ITEMS: u64 = 1 << 24;
 
 impl SiBenchConfig {
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if self.items == 0 || self.items > MAX_ITEMS {
-            return Err(format!(
-                "--items must be between 1 and {MAX_ITEMS}, got {}",
-                self.items
+            return Err(Error::invalid(
+                "items",
+                format!("must be between 1 and {MAX_ITEMS}, got {}", self.items),
             ));
         }
         if self.queries == 0 && self.updates == 0 {
-            return Err("--query-ratio 0:0 leaves no transactions to run".into());
+            return Err(Error::invalid(
+                "query-ratio",
+                "0:0 leaves no transactions to run",
+            ));
         }
         if self.queries.checked_add(self.updates).is_none() {
-            return Err(format!(
-                "--query-ratio {}:{} is too large: give a ratio in smaller numbers",
-                self.queries, self.updates
+            return Err(Error::invalid(
+                "query-ratio",
+                format!(
+                    "{}:{} is too large: give a ratio in smaller numbers",
+                    self.queries, self.updates
+                ),
             ));
         }
         Ok(())
@@ -88,7 +97,7 @@ pub struct SiBench {
 
 impl SiBench {
     /// A workload with validated parameters.
-    pub fn new(cfg: SiBenchConfig) -> Result<Self, String> {
+    pub fn new(cfg: SiBenchConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(SiBench {
             cfg,
@@ -215,7 +224,7 @@ impl Workload for SiBench {
         let update = (g.rng.gen_range(0..q + u) >= q).then(|| g.rng.gen_range(0..self.cfg.items));
         p.set(update, g.thread);
     }
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let mut buf = Vec::new();
         let mut sum = 0i64;
         for id in 0..self.cfg.items {
@@ -226,7 +235,8 @@ impl Workload for SiBench {
         if sum != updates {
             return Err(format!(
                 "values sum to {sum} but {updates} updates committed (lost or phantom increments)"
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -318,7 +328,7 @@ mod tests {
         assert_eq!(w.updates_committed(), 5);
         w.check(p.db()).unwrap();
         assert!(inspect::set_int(p.db(), SITEST, 2, VALUE, 0));
-        assert!(w.check(p.db()).unwrap_err().contains("sum to 4"));
+        assert!(w.check(p.db()).unwrap_err().0.contains("sum to 4"));
     }
 
     #[test]

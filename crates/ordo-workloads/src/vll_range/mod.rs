@@ -25,8 +25,11 @@
 //! block, Fig. 14's setup); Ordo's `vllr` locks an exact cover rounded out to 16-key blocks
 //! (`ordo::protocols::vll::prefix`): fewer false conflicts, a few more counters.
 
+pub mod options;
+
 use crate::vll_micro::{load_records, long_work, sum_of_values, RECORDS, VALUE};
-use ordo::harness::Workload;
+use crate::Error;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{ColumnSet, Database, LoadError};
 use ordo::txn::{Access, AccessKind, Program, Target, Tx, TxResult};
 use rand::rngs::SmallRng;
@@ -68,17 +71,20 @@ impl VllRangeConfig {
         1 << (self.key_bits - self.shared_prefix)
     }
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if !(1..=MAX_KEY_BITS).contains(&self.key_bits) {
-            return Err(format!(
-                "--key-bits must be in [1, {MAX_KEY_BITS}], got {}",
-                self.key_bits
+            return Err(Error::invalid(
+                "key-bits",
+                format!("must be in [1, {MAX_KEY_BITS}], got {}", self.key_bits),
             ));
         }
         if self.shared_prefix > self.key_bits {
-            return Err(format!(
-                "--shared-prefix must be in [0, {}] (the key width, --key-bits), got {}",
-                self.key_bits, self.shared_prefix
+            return Err(Error::invalid(
+                "shared-prefix",
+                format!(
+                    "must be in [0, {}] (the key width, --key-bits), got {}",
+                    self.key_bits, self.shared_prefix
+                ),
             ));
         }
         Ok(())
@@ -91,7 +97,7 @@ pub struct VllRange {
 }
 
 impl VllRange {
-    pub fn new(cfg: VllRangeConfig) -> Result<Self, String> {
+    pub fn new(cfg: VllRangeConfig) -> crate::Result<Self> {
         cfg.validate()?;
         Ok(VllRange { cfg })
     }
@@ -183,12 +189,12 @@ impl Workload for VllRange {
         p.lo = base + g.rng.gen_range(0..=block - size);
         p.hi = p.lo + size - 1;
     }
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let sum = sum_of_values(db, self.cfg.records())?;
         if sum != 0 {
-            return Err(format!(
-                "sum of values is {sum}, not 0: a range update was lost or torn"
-            ));
+            return Err(
+                format!("sum of values is {sum}, not 0: a range update was lost or torn").into(),
+            );
         }
         Ok(())
     }
@@ -305,7 +311,7 @@ mod tests {
         tx.update(RECORDS, 9, ColumnSet::one(VALUE), |r| r.set_int(VALUE, 1))
             .unwrap();
         tx.commit().unwrap();
-        assert!(w.check(p.db()).unwrap_err().contains("not 0"));
+        assert!(w.check(p.db()).unwrap_err().0.contains("not 0"));
     }
 
     #[test]

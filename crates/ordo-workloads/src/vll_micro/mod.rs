@@ -44,7 +44,10 @@
 //! Invariant: every committed transaction adds exactly 10 to the sum of the values, so the sum is a
 //! multiple of 10 ([`Workload::check`]).
 
-use ordo::harness::Workload;
+pub mod options;
+
+use crate::Error;
+use ordo::harness::{Violation, Workload};
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
 };
@@ -113,30 +116,45 @@ impl VllMicroConfig {
     }
 
     /// Checks the parameters; the error is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if !(self.ci > 0.0 && self.ci <= 1.0) {
-            return Err(format!("--ci must be in (0, 1], got {}", self.ci));
+            return Err(Error::invalid(
+                "ci",
+                format!("must be in (0, 1], got {}", self.ci),
+            ));
         }
         if self.partitions == 0 {
-            return Err("--partitions must be at least 1".into());
+            return Err(Error::invalid("partitions", "must be at least 1"));
         }
         if !(0.0..=100.0).contains(&self.multi_partition_pct) {
-            return Err(format!(
-                "--multi-partition must be a percentage in [0, 100], got {}",
-                self.multi_partition_pct
+            return Err(Error::invalid(
+                "multi-partition",
+                format!(
+                    "must be a percentage in [0, 100], got {}",
+                    self.multi_partition_pct
+                ),
             ));
         }
         if self.multi_partition_pct > 0.0 && self.partitions < 2 {
-            return Err("--multi-partition needs at least 2 --partitions".into());
+            return Err(Error::invalid(
+                "multi-partition",
+                "needs at least 2 --partitions",
+            ));
         }
         if !(0.0..=MAX_REMOTE_WAIT_US).contains(&self.remote_wait_us) {
-            return Err(format!(
-                "--remote-wait must be a number of microseconds in [0, {MAX_REMOTE_WAIT_US}], got {}",
-                self.remote_wait_us
+            return Err(Error::invalid(
+                "remote-wait",
+                format!(
+                    "must be a number of microseconds in [0, {MAX_REMOTE_WAIT_US}], got {}",
+                    self.remote_wait_us
+                ),
             ));
         }
         if self.remote_wait_us > 0.0 && self.partitions < 2 {
-            return Err("--remote-wait needs at least 2 --partitions".into());
+            return Err(Error::invalid(
+                "remote-wait",
+                "needs at least 2 --partitions",
+            ));
         }
         // Each partition a transaction touches gets `hot_accesses` hot records among its share of
         // the 10: all of them, or half for a multi-partition transaction.
@@ -146,35 +164,42 @@ impl VllMicroConfig {
             PER_TXN
         };
         if self.hot_accesses == 0 || self.hot_accesses as usize > share {
-            return Err(format!(
-                "--hot-accesses must be in [1, {share}]{}, got {}",
-                if share < PER_TXN {
-                    " with multi-partition transactions (half of the 10 records at each partition)"
-                } else {
-                    ""
-                },
-                self.hot_accesses
+            return Err(Error::invalid(
+                "hot-accesses",
+                format!(
+                    "must be in [1, {share}]{}, got {}",
+                    if share < PER_TXN {
+                        " with multi-partition transactions (half of the 10 records at each partition)"
+                    } else {
+                        ""
+                    },
+                    self.hot_accesses
+                ),
             ));
         }
         if self.hot() < self.hot_accesses as u64 {
-            return Err(format!(
-                "--hot-accesses {} needs at least {} hot records per partition, but --ci {} gives {}",
-                self.hot_accesses,
-                self.hot_accesses,
-                self.ci,
-                self.hot()
+            return Err(Error::invalid(
+                "hot-accesses",
+                format!(
+                    "{} needs at least {} hot records per partition, but --ci {} gives {}",
+                    self.hot_accesses,
+                    self.hot_accesses,
+                    self.ci,
+                    self.hot()
+                ),
             ));
         }
         // Saturating: a tiny CI asks for more hot records than a u64 holds.
         let need = self.hot().saturating_add(PER_TXN as u64);
         if self.per_partition() < need {
-            return Err(format!(
-                "--records ({}) too small: each of the {} partitions needs {} hot and at least {} cold records",
+            return Err(Error::invalid(
+                "records",format!(
+                "({}) too small: each of the {} partitions needs {} hot and at least {} cold records",
                 self.records,
                 self.partitions,
                 self.hot(),
                 PER_TXN
-            ));
+            )));
         }
         Ok(())
     }
@@ -187,7 +212,7 @@ pub struct VllMicro {
 }
 
 impl VllMicro {
-    pub fn new(cfg: VllMicroConfig) -> Result<Self, String> {
+    pub fn new(cfg: VllMicroConfig) -> crate::Result<Self> {
         cfg.validate()?;
         let remote_wait = std::time::Duration::from_secs_f64(cfg.remote_wait_us / 1e6);
         Ok(VllMicro { cfg, remote_wait })
@@ -319,7 +344,7 @@ pub(crate) fn load_records<M: Default + Send + Sync>(
 pub(crate) fn sum_of_values<M: Default + Send + Sync>(
     db: &Database<M>,
     n: u64,
-) -> Result<i64, String> {
+) -> Result<i64, Violation> {
     let t = db.table(RECORDS);
     let mut buf = vec![0u64; t.schema().row_words()];
     let mut sum = 0i64;
@@ -391,12 +416,13 @@ impl Workload for VllMicro {
         }
         p.remote = RemoteWait::new(p.remote_piece.map(|_| self.remote_wait));
     }
-    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), String> {
+    fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let sum = sum_of_values(db, self.cfg.per_partition() * self.cfg.partitions as u64)?;
         if sum % PER_TXN as i64 != 0 {
             return Err(format!(
                 "sum of values {sum} is not a multiple of {PER_TXN}: a transaction was torn"
-            ));
+            )
+            .into());
         }
         Ok(())
     }
