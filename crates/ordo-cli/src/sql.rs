@@ -66,6 +66,10 @@ pub fn run(args: SqlArgs) -> Result<ExitCode> {
         Some(p) => p.clone(),
         None => isolation::protocol_for("serializable").0.to_string(),
     };
+    // A protocol that runs whole programs only has no interactive transactions to give SQL.
+    if let Some(why) = isolation::refusal(&protocol, ordo::protocols::Interactive::OneAtATime) {
+        return Err(Error::InvalidInput(why));
+    }
     let engine = session::open(&protocol, ProtocolConfig::default(), false)?;
     let s = engine.session(0);
     if let Some(c) = args.command {

@@ -87,3 +87,34 @@ fn spec_runs_and_malformed_specs_exit_2_with_file_and_line() {
     assert!(text(&o.stdout).contains("protocol: "));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A protocol that runs one interactive transaction at a time serves one SQL session, and a spec,
+/// which overlaps its sessions, is refused at once with one line naming the protocols that can run
+/// it (before, it hung as soon as two sessions' transactions overlapped).
+#[test]
+fn spec_refuses_protocols_that_cannot_overlap_sessions_and_sql_runs_them() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../../specs/write-skew.spec");
+    for p in [
+        "vll",
+        "calvin",
+        "hstore",
+        "2pl-deadlock-free",
+        "vll-partitioned",
+    ] {
+        let o = ordo(&["spec", spec, "-p", p], "");
+        assert_eq!(o.status.code(), Some(2), "{p}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("`{p}` runs one interactive transaction at a time"))
+                && err.contains("2pl-detect"),
+            "{err}"
+        );
+        let o = ordo(
+            &["sql", "-p", p],
+            "CREATE TABLE t (k INT PRIMARY KEY, v INT);\nINSERT INTO t VALUES (1, 10);\nSELECT v FROM t WHERE k = 1;\n",
+        );
+        assert!(o.status.success(), "{p}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).contains(" 10"), "{p}: {}", text(&o.stdout));
+    }
+}

@@ -81,6 +81,9 @@ pub enum RunError {
     /// More sessions than an engine serves beside the setup session.
     #[error("a spec may have at most {0} sessions")]
     TooManySessions(usize),
+    /// The protocol cannot overlap interactive sessions (see [`isolation::refusal`]).
+    #[error("{0}")]
+    NotConcurrent(String),
 }
 
 /// Chooses the protocol and runs every permutation.
@@ -96,7 +99,7 @@ pub fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<SpecResult, RunError> 
         }
     };
     if let Some(why) = isolation::refusal(&protocol, ordo::protocols::Interactive::Concurrent) {
-        return Err(why);
+        return Err(RunError::NotConcurrent(why));
     }
     if spec.sessions.len() + 1 > crate::engine::MAX_SESSIONS {
         return Err(RunError::TooManySessions(crate::engine::MAX_SESSIONS - 1));

@@ -356,10 +356,11 @@ pub(crate) fn kinds(mode: Mode) -> (Kind, Kind) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn p(s: &str) -> Prefix {
+    /// The prefix written as its bits (`"0100"`; `""` is the empty prefix).
+    pub(crate) fn p(s: &str) -> Prefix {
         Prefix {
             len: s.len() as u8,
             bits: if s.is_empty() {

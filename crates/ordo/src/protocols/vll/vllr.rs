@@ -345,17 +345,7 @@ impl LockScheme for PrefixLocks {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn p(s: &str) -> Prefix {
-        Prefix {
-            len: s.len() as u8,
-            bits: if s.is_empty() {
-                0
-            } else {
-                u64::from_str_radix(s, 2).unwrap()
-            },
-        }
-    }
+    use crate::protocols::kit::prefix::tests::p;
 
     #[test]
     fn a_transaction_never_conflicts_with_itself() {
