@@ -24,6 +24,7 @@ pub mod kit;
 pub mod mvcc;
 pub mod nocc;
 pub mod partitioned;
+pub mod pwv;
 pub mod silo;
 pub mod twopl;
 pub mod vll;
@@ -259,6 +260,8 @@ registry!(
     partitioned::VllPartitioned,
     partitioned::VllPartitionedSca,
     partitioned::VllPartitionedArrayed,
+    pwv::Pwv<pwv::Fine>,
+    pwv::Pwv<pwv::Coarse>,
 );
 
 /// The names of every protocol.

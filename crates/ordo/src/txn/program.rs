@@ -158,6 +158,16 @@ impl Access {
     }
 }
 
+/// A program's conflict units ([`Program::conflict_units`]): for key `key` of `table`, the unit its
+/// accesses conflict over — at the fine grain a protocol tracks by default, or, with `coarse`, at the
+/// coarser grain its `-coarse` variant uses — or `None` when the key is its own unit. Two accesses
+/// conflict (by their modes) when they name the same unit of the same table, whatever their keys, so
+/// a unit may cover keys a transaction never touches (a false conflict), never split keys that
+/// conflict. Requirements: every key of one table gets a unit or none gets one (for a given
+/// `coarse`), and each unit is a contiguous range of keys, so that a key range with both ends in one
+/// unit lies in it (TPC-C's composite keys put the warehouse and district first).
+pub type ConflictUnits = fn(table: TableId, key: u64, coarse: bool) -> Option<u64>;
+
 /// A transaction type's logic, as pieces with declared accesses.
 pub trait Program {
     /// A short name of the transaction type (for per-type statistics), e.g. "NewOrder".
@@ -169,9 +179,19 @@ pub trait Program {
     /// Appends the accesses piece `piece` will make. Called after the pieces it depends on have run.
     fn declare(&self, piece: usize, out: &mut Vec<Access>);
 
-    /// Appends the earlier pieces piece `piece` needs the results of. Default: every earlier piece.
+    /// Appends the earlier pieces piece `piece` needs the results of (its data edges: PWV runs a
+    /// piece only after these). Default: every earlier piece.
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         out.extend(0..piece);
+    }
+
+    /// Appends the earlier pieces whose results piece `piece`'s *declaration* needs (a key found in
+    /// an index, an id a counter hands out): a protocol that plans every access up front runs them
+    /// first, in a reconnaissance pass. Default: [`Self::depends_on`]. A piece whose logic needs
+    /// earlier results but whose keys are the program's inputs returns fewer (none), and is planned
+    /// without reconnaissance.
+    fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        self.depends_on(piece, out)
     }
 
     /// The last piece whose own logic may abort; once it has run the transaction will commit unless the
@@ -182,6 +202,14 @@ pub trait Program {
 
     /// Runs piece `piece` against `tx`.
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()>;
+
+    /// How this program's keys group into **conflict units**, for protocols that track conflicts
+    /// over ranges a program names rather than key by key (PWV §4.5.2 and §5.3: TPC-C's
+    /// district-keyed tables by (warehouse, district), and, coarse, Stock by warehouse). `None`
+    /// (the default): every key is its own unit.
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        None
+    }
 
     /// The wait for **remote reads** this attempt still has ahead of it, taken over by the protocol.
     ///
@@ -244,7 +272,7 @@ pub fn prefetch_declared<P: Program, M: Default + Send + Sync>(program: &P, db: 
         accesses.clear();
         for i in 0..program.pieces() {
             deps.clear();
-            program.depends_on(i, deps);
+            program.declaration_depends_on(i, deps);
             if deps.is_empty() {
                 program.declare(i, accesses);
             }

@@ -130,6 +130,16 @@ impl Recorder {
             });
         }
     }
+    /// Moves the transactions `other` recorded into this recorder (a protocol that runs a
+    /// transaction's pieces on several threads records each transaction apart, then hands it to the
+    /// worker that owns it).
+    pub fn append(&mut self, other: &mut Recorder) {
+        if self.enabled {
+            self.txns.append(&mut other.txns);
+        } else {
+            other.txns.clear();
+        }
+    }
     /// Takes the transactions recorded so far.
     pub fn take(&mut self) -> Vec<TxnRecord> {
         std::mem::take(&mut self.txns)

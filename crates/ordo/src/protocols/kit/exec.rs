@@ -86,6 +86,11 @@ impl ExecState {
             ids,
         }
     }
+    /// A new transaction id of this worker (for a protocol that runs transactions through other
+    /// executors too: PWV's batches).
+    pub fn next_id(&mut self) -> TxnId {
+        self.ids.next_id()
+    }
     /// The history recorded for the checker.
     pub fn recorder(&mut self) -> &mut Recorder {
         &mut self.exec.rec

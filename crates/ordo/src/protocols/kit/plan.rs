@@ -4,7 +4,7 @@
 //! deterministic VLL, H-Store and the partitioned engines, deadlock-free 2PL — must know everything a
 //! transaction will touch up front. [`Planner::plan`] collects the union of the program's declared
 //! [`Access`]es. Where a piece's declaration depends on earlier pieces' results
-//! ([`Program::depends_on`] non-empty, e.g. a secondary-index lookup) it first runs those earlier
+//! ([`Program::declaration_depends_on`] non-empty, e.g. a secondary-index lookup) it first runs those earlier
 //! pieces in a **reconnaissance pass** ([`super::recon::ReconTx`]: reads at no isolation, writes to
 //! a private overlay), as the VLL paper's §2.4 (and Calvin's OLLP) prescribe; only the pieces some
 //! declaration depends on run. The real execution later checks every operation against the locks
@@ -38,6 +38,16 @@ pub struct Planner {
     overlay: Overlay,
 }
 
+/// What [`Planner::plan_pieces`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planned {
+    /// Whether a reconnaissance pass ran (some declaration depended on earlier pieces' results).
+    pub recon: bool,
+    /// How many pieces were declared: all of them, unless a piece failed on the reconnaissance
+    /// pass (the transaction would abort there on this data), when only those before it were.
+    pub declared: usize,
+}
+
 impl Planner {
     /// Collects every access of `program` into the cleared `accesses`, running a reconnaissance
     /// pass over the pieces later declarations depend on. Returns whether reconnaissance ran.
@@ -52,14 +62,42 @@ impl Planner {
         accesses: &mut Vec<Access>,
         prefetch: bool,
     ) -> bool {
+        self.declare(program, db, accesses, None, prefetch).recon
+    }
+
+    /// [`Self::plan`], keeping each piece's accesses apart: piece `i` declared
+    /// `accesses[bounds[i]..bounds[i + 1]]` (`bounds` is cleared and gets one more entry than the
+    /// pieces declared).
+    pub fn plan_pieces<P: Program, M: Default + Send + Sync>(
+        &mut self,
+        program: &mut P,
+        db: &Database<M>,
+        accesses: &mut Vec<Access>,
+        bounds: &mut Vec<usize>,
+        prefetch: bool,
+    ) -> Planned {
+        bounds.clear();
+        bounds.push(0);
+        self.declare(program, db, accesses, Some(bounds), prefetch)
+    }
+
+    fn declare<P: Program, M: Default + Send + Sync>(
+        &mut self,
+        program: &mut P,
+        db: &Database<M>,
+        accesses: &mut Vec<Access>,
+        mut bounds: Option<&mut Vec<usize>>,
+        prefetch: bool,
+    ) -> Planned {
         accesses.clear();
         let Planner { deps, overlay } = self;
         let mut overlay = Some(overlay);
         let mut ran = 0; // pieces already run by reconnaissance
         let mut recon: Option<ReconTx<'_, M>> = None;
-        for i in 0..program.pieces() {
+        let pieces = program.pieces();
+        for i in 0..pieces {
             deps.clear();
-            program.depends_on(i, deps);
+            program.declaration_depends_on(i, deps);
             if let Some(&last) = deps.iter().max() {
                 if recon.is_none() {
                     if prefetch {
@@ -73,14 +111,23 @@ impl Planner {
                     if program.run_piece(ran, tx).is_err() {
                         // The transaction would abort here on this data: lock what is known. If the
                         // real run goes further, it leaves its locks and is resubmitted.
-                        return true;
+                        return Planned {
+                            recon: true,
+                            declared: i,
+                        };
                     }
                     ran += 1;
                 }
             }
             program.declare(i, accesses);
+            if let Some(b) = bounds.as_deref_mut() {
+                b.push(accesses.len());
+            }
         }
-        recon.is_some()
+        Planned {
+            recon: recon.is_some(),
+            declared: pieces,
+        }
     }
 }
 
