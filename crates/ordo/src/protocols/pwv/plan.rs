@@ -122,6 +122,12 @@ pub(super) struct PartPlan {
     scratch: Scratch,
 }
 
+/// Units a transaction may have before [`PartPlan::unit_of`] keeps them in a map.
+const LINEAR_UNITS: usize = 32;
+
+/// No piece.
+const NONE: u32 = u32::MAX;
+
 /// Planning buffers, reused.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -135,6 +141,15 @@ struct Scratch {
     seen: HashMap<GKey, u32, BuildHasherDefault<KeyHasher>>,
     /// Each piece's parents while a transaction is planned.
     parents: Vec<Vec<u32>>,
+    /// Each piece's distinct units `(piece, unit)`, in piece order.
+    pairs: Vec<(u32, u32)>,
+    /// Per unit of the transaction, its last member so far.
+    last_member: Vec<u32>,
+    /// Counting-sort buffers.
+    count: Vec<u32>,
+    cursor: Vec<u32>,
+    /// Where each piece's declarations start in the plan's `decls` (and where the last ends).
+    decl_bounds: Vec<u32>,
 }
 
 /// Why a transaction cannot be planned (it is refused before it runs).
@@ -182,9 +197,8 @@ impl PartPlan {
             s.parents.push(Vec::new());
         }
         let mut barrier = false;
-        let decl_start = self.decls.len();
-        let mut decl_bounds = Vec::with_capacity(n + 1);
-        decl_bounds.push(decl_start as u32);
+        s.decl_bounds.clear();
+        s.decl_bounds.push(self.decls.len() as u32);
         let mut last_record_dependent = None;
         for i in 0..n {
             let keys = &mut s.piece_keys[i];
@@ -241,7 +255,7 @@ impl PartPlan {
                     Target::Range { .. } => {}
                 }
             }
-            decl_bounds.push(self.decls.len() as u32);
+            s.decl_bounds.push(self.decls.len() as u32);
             if planned.recon && names_record {
                 s.deps.clear();
                 program.declaration_depends_on(i, &mut s.deps);
@@ -263,76 +277,104 @@ impl PartPlan {
         let abortable = abortable.min(n) as u32;
 
         // Distinct units, their members, and the data edges (declared, plus one between
-        // consecutive members of a unit).
+        // consecutive members of a unit). Flat, in reused buffers: no allocation per transaction.
         let txn = self.txns.len() as u32;
         let piece_start = self.pieces.len() as u32;
         let unit_start = self.units.len() as u32;
         s.seen.clear();
-        let mut members: Vec<Vec<u32>> = Vec::new();
+        s.pairs.clear();
+        s.last_member.clear();
         for i in 0..n {
             let parents = &mut s.parents[i];
             parents.clear();
             s.deps.clear();
             program.depends_on(i, &mut s.deps);
             parents.extend(s.deps.iter().map(|&d| d as u32));
+            let first_pair = s.pairs.len();
             for &(g, write) in &s.piece_keys[i] {
-                let next = self.units.len() as u32;
-                let u = *s.seen.entry(g).or_insert(next);
-                if u == next {
-                    self.units.push(UnitPlan {
-                        key: g,
-                        write,
-                        partition: g.partition(partitions),
-                        members: 0..0,
-                        members_left: AtomicU32::new(0),
-                        slot: AtomicU64::new(0),
-                    });
-                    members.push(Vec::new());
-                } else if write {
-                    self.units[u as usize].write = true;
+                let u = Self::unit_of(
+                    &mut self.units,
+                    &mut s.seen,
+                    unit_start,
+                    g,
+                    write,
+                    partitions,
+                );
+                let local = (u - unit_start) as usize;
+                if s.last_member.len() <= local {
+                    s.last_member.push(NONE);
                 }
-                let m = &mut members[(u - unit_start) as usize];
-                if m.last() != Some(&(i as u32)) {
-                    if let Some(&prev) = m.last() {
-                        parents.push(prev);
-                    }
-                    m.push(i as u32);
+                if s.pairs[first_pair..].iter().any(|&(_, v)| v == u) {
+                    continue; // this piece names the unit twice
                 }
+                let prev = s.last_member[local];
+                if prev != NONE {
+                    parents.push(prev);
+                }
+                s.last_member[local] = i as u32;
+                s.pairs.push((i as u32, u));
             }
             parents.sort_unstable();
             parents.dedup();
         }
-        for (k, m) in members.iter().enumerate() {
-            let from = self.unit_members.len() as u32;
-            self.unit_members.extend(m.iter().map(|&i| piece_start + i));
-            let u = &mut self.units[unit_start as usize + k];
-            u.members = from..self.unit_members.len() as u32;
-            u.members_left = AtomicU32::new(m.len() as u32);
+        // Each unit's members, in piece order (the pairs are in piece order): a counting sort.
+        let units = self.units.len() - unit_start as usize;
+        let members_from = self.unit_members.len();
+        s.count.clear();
+        s.count.resize(units + 1, 0);
+        for &(_, u) in &s.pairs {
+            s.count[(u - unit_start) as usize + 1] += 1;
         }
-        // Children from parents.
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for k in 0..units {
+            s.count[k + 1] += s.count[k];
+            let u = &mut self.units[unit_start as usize + k];
+            let (from, to) = (s.count[k], s.count[k + 1]);
+            u.members = members_from as u32 + from..members_from as u32 + to;
+            u.members_left = AtomicU32::new(to - from);
+        }
+        self.unit_members.resize(members_from + s.pairs.len(), 0);
+        for &(i, u) in &s.pairs {
+            let at = &mut s.count[(u - unit_start) as usize];
+            self.unit_members[members_from + *at as usize] = piece_start + i;
+            *at += 1;
+        }
+        // Each piece's children, in piece order: a counting sort of the parent edges.
+        let children_from = self.children.len();
+        s.count.clear();
+        s.count.resize(n + 1, 0);
         for i in 0..n {
             for &p in &s.parents[i] {
-                children[p as usize].push(i as u32);
+                s.count[p as usize + 1] += 1;
             }
         }
+        for i in 0..n {
+            s.count[i + 1] += s.count[i];
+        }
+        let edges = s.count[n] as usize;
+        self.children.resize(children_from + edges, 0);
+        s.cursor.clear();
+        s.cursor.extend_from_slice(&s.count[..n]);
+        for i in 0..n {
+            for &p in &s.parents[i] {
+                let at = &mut s.cursor[p as usize];
+                self.children[children_from + *at as usize] = piece_start + i as u32;
+                *at += 1;
+            }
+        }
+        self.piece_units.extend(s.pairs.iter().map(|&(_, u)| u));
+        let pairs_from = self.piece_units.len() - s.pairs.len();
+        let mut pair = 0;
         let has_abortable = abortable > 0;
         for i in 0..n {
-            let from = self.piece_units.len() as u32;
-            // This piece's distinct units, in first-touch order.
-            for &(g, _) in &s.piece_keys[i] {
-                let u = s.seen[&g];
-                if !self.piece_units[from as usize..].contains(&u) {
-                    self.piece_units.push(u);
-                }
+            let from = pairs_from + pair;
+            while pair < s.pairs.len() && s.pairs[pair].0 == i as u32 {
+                pair += 1;
             }
-            let units = from..self.piece_units.len() as u32;
-            let child_from = self.children.len() as u32;
-            self.children
-                .extend(children[i].iter().map(|&c| piece_start + c));
+            let units = from as u32..(pairs_from + pair) as u32;
             let home = units.clone().next().map_or(home, |u| {
                 self.units[self.piece_units[u as usize] as usize].partition
             });
+            let children = children_from as u32 + s.count[i]..children_from as u32 + s.count[i + 1];
             let is_abortable = (i as u32) < abortable;
             // The start token, its data parents, and (past the commit point) the decision; its
             // units' turns are added as the graph is built.
@@ -341,8 +383,8 @@ impl PartPlan {
                 txn,
                 piece: i as u32,
                 units,
-                decls: decl_bounds[i]..decl_bounds[i + 1],
-                children: child_from..self.children.len() as u32,
+                decls: s.decl_bounds[i]..s.decl_bounds[i + 1],
+                children,
                 home,
                 abortable: is_abortable,
                 wait: AtomicI32::new(wait),
@@ -358,6 +400,54 @@ impl PartPlan {
             pieces_left: AtomicU32::new(n as u32),
         });
         Ok(())
+    }
+
+    /// The index of unit `g` among this transaction's units (from `unit_start`), added if new;
+    /// `write` strengthens it. A linear search while the transaction has few units, a map beyond.
+    fn unit_of(
+        units: &mut Vec<UnitPlan>,
+        seen: &mut HashMap<GKey, u32, BuildHasherDefault<KeyHasher>>,
+        unit_start: u32,
+        g: GKey,
+        write: bool,
+        partitions: u32,
+    ) -> u32 {
+        let mine = &units[unit_start as usize..];
+        let found = if mine.len() <= LINEAR_UNITS {
+            mine.iter()
+                .position(|u| u.key == g)
+                .map(|i| unit_start + i as u32)
+        } else {
+            if seen.is_empty() {
+                seen.extend(
+                    mine.iter()
+                        .enumerate()
+                        .map(|(i, u)| (u.key, unit_start + i as u32)),
+                );
+            }
+            seen.get(&g).copied()
+        };
+        match found {
+            Some(u) => {
+                units[u as usize].write |= write;
+                u
+            }
+            None => {
+                let u = units.len() as u32;
+                units.push(UnitPlan {
+                    key: g,
+                    write,
+                    partition: g.partition(partitions),
+                    members: 0..0,
+                    members_left: AtomicU32::new(0),
+                    slot: AtomicU64::new(0),
+                });
+                if !seen.is_empty() {
+                    seen.insert(g, u);
+                }
+                u
+            }
+        }
     }
 
     /// A transaction refused before it runs (it declared a write to a read-only table): nothing to
