@@ -70,7 +70,7 @@ pub(super) struct Batch {
     pub graphs: Arc<Vec<GraphCell>>,
     /// Per partition: pieces whose turn came, for its core to run (`participant << 32 | piece`).
     pub ready: Arc<Vec<Mutex<VecDeque<u64>>>>,
-    /// Pieces of ordered transactions not yet Completed.
+    /// Ordered transactions not yet ended (their last piece not Completed).
     pub remaining: AtomicUsize,
     /// Between building the graphs and running the first piece.
     pub built: Barrier,
@@ -207,12 +207,8 @@ impl Coordinator {
         }
         let remaining = order[..ordered]
             .iter()
-            .map(|&(j, i)| parts[j as usize].plan.txns[i as usize].pieces.len())
-            .sum();
-        for g in self.graphs.iter() {
-            // SAFETY: no batch runs (`running` is clear), so nobody else touches the graphs.
-            unsafe { g.build() }.clear();
-        }
+            .filter(|&&(j, i)| !parts[j as usize].plan.txns[i as usize].pieces.is_empty())
+            .count();
         s.current = Some(Arc::new(Batch {
             parts,
             order,

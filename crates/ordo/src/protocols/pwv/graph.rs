@@ -26,12 +26,14 @@
 //! and the entry completes when the last member piece completes (for abortable pieces, at their
 //! transaction's commit decision — constraint 1a: a reader waits for all of a writer's abortable
 //! pieces).
+//!
+//! **Layout.** A batch's graph is large (10,000 transactions of 20 pieces put 200,000 entries in
+//! it) and read once more for every piece that completes, so it is flat and reused: the key lists
+//! are ranges of one entry array (counted first, then filled: compressed sparse rows), found
+//! through an open-addressing index of (unit → list) that is cleared, not freed, between batches.
 
-use crate::protocols::kit::lock_manager::KeyHasher;
 use crate::storage::TableId;
 use std::cell::UnsafeCell;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A conflict unit: one record of a table, or one unit a program names (the high bit of `table`).
@@ -57,11 +59,16 @@ impl GKey {
     pub fn is_unit(&self) -> bool {
         self.table & UNIT != 0
     }
+    /// A well-mixed hash of it.
+    #[inline]
+    fn hash(&self) -> u64 {
+        let h = (self.id ^ (self.table as u64).rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 29)
+    }
     /// The partition (of `partitions`) whose graph orders it: a hash, as the paper's YCSB
     /// partitions records "using a random hash function".
     pub fn partition(&self, partitions: u32) -> u32 {
-        let h = (self.id ^ (self.table as u64).rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h >> 32) % partitions.max(1) as u64) as u32
+        ((self.hash() >> 32) % partitions.max(1) as u64) as u32
     }
 }
 
@@ -73,59 +80,108 @@ pub(super) struct Entry {
     pub write: bool,
 }
 
-/// The entries of one unit, in batch order, and how many have completed.
+/// One unit's key list: its entries' range in [`Graph::entries`], and how many have completed.
 #[derive(Debug, Default)]
-pub(super) struct KeyList {
-    entries: Vec<Entry>,
-    /// The position of the last writer appended (while the graph is built).
-    last_writer: Option<u32>,
+struct List {
+    start: u32,
+    len: u32,
     done: AtomicU32,
 }
+
+/// An empty slot of the index.
+const FREE: u32 = u32::MAX;
 
 /// One partition's graph.
 #[derive(Debug, Default)]
 pub(super) struct Graph {
-    index: HashMap<GKey, u32, BuildHasherDefault<KeyHasher>>,
-    lists: Vec<KeyList>,
-    /// Lists in use this batch (`lists` keeps the ones past it for their buffers).
-    used: usize,
+    /// Open addressing over (unit, list); a power of two long, at most half full.
+    index: Vec<(GKey, u32)>,
+    lists: Vec<List>,
+    entries: Vec<Entry>,
+    /// While building: each list's last writer so far (a position), or [`FREE`].
+    last_writer: Vec<u32>,
 }
 
 impl Graph {
-    /// Empties the graph for the next batch, keeping its buffers.
-    pub fn clear(&mut self) {
-        self.index.clear();
-        for l in &mut self.lists[..self.used] {
-            l.entries.clear();
-            l.last_writer = None;
-            *l.done.get_mut() = 0;
+    /// Starts a batch's graph that will hold at most `units` entries.
+    pub fn start(&mut self, units: usize) {
+        let size = (units * 2).next_power_of_two().max(16);
+        if self.index.len() != size {
+            self.index = vec![(GKey::record(0, 0), FREE); size];
+        } else {
+            for slot in &mut self.index {
+                slot.1 = FREE;
+            }
         }
-        self.used = 0;
+        self.lists.clear();
+        self.entries.clear();
+        self.last_writer.clear();
     }
 
-    /// Appends `e` to the list of `key`; returns the list, the entry's position, and whether its
-    /// turn has come already (a reader with no writer before it, or the list's first entry).
-    pub fn append(&mut self, key: GKey, e: Entry) -> (u32, u32, bool) {
-        let used = self.used;
-        let list = *self.index.entry(key).or_insert(used as u32);
-        if list as usize == used {
-            if self.lists.len() == used {
-                self.lists.push(KeyList::default());
+    /// The list of `key`, made (empty) if it has none yet.
+    pub fn list(&mut self, key: GKey) -> u32 {
+        let mask = self.index.len() - 1;
+        let mut i = key.hash() as usize & mask;
+        loop {
+            let slot = &mut self.index[i];
+            if slot.1 == FREE {
+                let list = self.lists.len() as u32;
+                *slot = (key, list);
+                self.lists.push(List::default());
+                return list;
             }
-            self.used += 1;
+            if slot.0 == key {
+                return slot.1;
+            }
+            i = (i + 1) & mask;
         }
+    }
+
+    /// Counts one more entry for `list` (the first pass of the build).
+    pub fn count(&mut self, list: u32) {
+        self.lists[list as usize].len += 1;
+    }
+
+    /// Lays the lists out one after another once every entry is counted (the second pass).
+    pub fn lay_out(&mut self) {
+        let mut at = 0;
+        for l in &mut self.lists {
+            l.start = at;
+            at += l.len;
+            l.len = 0;
+        }
+        self.entries.resize(
+            at as usize,
+            Entry {
+                part: 0,
+                unit: 0,
+                write: false,
+            },
+        );
+        self.last_writer.clear();
+        self.last_writer.resize(self.lists.len(), FREE);
+    }
+
+    /// Appends `e` to `list` (the third pass, in batch order); returns the entry's position and
+    /// whether its turn has come already (a reader with no writer before it, or the list's first
+    /// entry).
+    pub fn append(&mut self, list: u32, e: Entry) -> (u32, bool) {
         let l = &mut self.lists[list as usize];
-        let pos = l.entries.len() as u32;
-        l.entries.push(e);
+        let pos = l.len;
+        self.entries[(l.start + pos) as usize] = e;
+        l.len += 1;
+        let last = &mut self.last_writer[list as usize];
         let turn = if e.write {
             pos
+        } else if *last == FREE {
+            0
         } else {
-            l.last_writer.map_or(0, |w| w + 1)
+            *last + 1
         };
         if e.write {
-            l.last_writer = Some(pos);
+            *last = pos;
         }
-        (list, pos, turn == 0)
+        (pos, turn == 0)
     }
 
     /// Counts one more completed entry in `list` and calls `ready` with every entry whose turn that
@@ -133,13 +189,14 @@ impl Graph {
     pub fn complete(&self, list: u32, mut ready: impl FnMut(Entry)) {
         let l = &self.lists[list as usize];
         let d = l.done.fetch_add(1, Ordering::AcqRel) as usize + 1;
-        let Some(&first) = l.entries.get(d) else {
+        let entries = &self.entries[l.start as usize..(l.start + l.len) as usize];
+        let Some(&first) = entries.get(d) else {
             return;
         };
         if first.write {
             ready(first);
-        } else if l.entries[d - 1].write {
-            for &e in l.entries[d..].iter().take_while(|e| !e.write) {
+        } else if entries[d - 1].write {
+            for &e in entries[d..].iter().take_while(|e| !e.write) {
                 ready(e);
             }
         }
@@ -148,8 +205,19 @@ impl Graph {
     /// Entries and completed entries of `key`'s list (tests).
     #[cfg(test)]
     pub fn state(&self, key: GKey) -> Option<(usize, u32)> {
-        let l = &self.lists[*self.index.get(&key)? as usize];
-        Some((l.entries.len(), l.done.load(Ordering::Acquire)))
+        let mask = self.index.len() - 1;
+        let mut i = key.hash() as usize & mask;
+        loop {
+            let (k, list) = self.index[i];
+            if list == FREE {
+                return None;
+            }
+            if k == key {
+                let l = &self.lists[list as usize];
+                return Some((l.len as usize, l.done.load(Ordering::Acquire)));
+            }
+            i = (i + 1) & mask;
+        }
     }
 }
 
@@ -161,16 +229,14 @@ pub(super) struct GraphCell(UnsafeCell<Graph>);
 // SAFETY: the phases of a batch make the accesses exclusive or shared: `build` is called only by
 // the one participant that owns the partition, before the batch's build barrier, while no core
 // reads it; `get` is called only after that barrier (which orders the writes before the reads) and
-// before the end barrier, when nobody writes it except through its atomics; between batches the
-// coordinator owns it alone.
+// before the end barrier, when nobody writes it except through its atomics.
 unsafe impl Sync for GraphCell {}
 
 impl GraphCell {
-    /// The graph, to build or clear.
+    /// The graph, to build.
     ///
     /// # Safety
-    /// The caller must be the only one accessing this graph (its owner during the build phase, or
-    /// the coordinator between batches).
+    /// The caller must be the only one accessing this graph (its owner during the build phase).
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn build(&self) -> &mut Graph {
         // SAFETY: exclusive access is the caller's contract.
@@ -180,7 +246,7 @@ impl GraphCell {
     /// The graph, to read.
     ///
     /// # Safety
-    /// No one may be building or clearing it (the batch is past its build barrier).
+    /// No one may be building it (the batch is past its build barrier).
     pub unsafe fn get(&self) -> &Graph {
         // SAFETY: no writer is the caller's contract.
         unsafe { &*self.0.get() }
@@ -199,46 +265,95 @@ mod tests {
         }
     }
 
+    /// Builds `lists` (each a unit with its entries in batch order) the three-pass way; returns the
+    /// turns that came at once.
+    fn build(g: &mut Graph, lists: &[(GKey, &[Entry])]) -> Vec<Vec<bool>> {
+        g.start(lists.iter().map(|l| l.1.len()).sum());
+        let ids: Vec<u32> = lists.iter().map(|&(k, _)| g.list(k)).collect();
+        for (i, (_, es)) in lists.iter().enumerate() {
+            for _ in es.iter() {
+                g.count(ids[i]);
+            }
+        }
+        g.lay_out();
+        lists
+            .iter()
+            .enumerate()
+            .map(|(i, (_, es))| es.iter().map(|&e| g.append(ids[i], e).1).collect())
+            .collect()
+    }
+
     /// The module docs' list: each completion releases exactly the entries whose turn it is.
     #[test]
     fn turns_come_in_list_order_and_readers_share_theirs() {
         let mut g = Graph::default();
         let x = GKey::record(0, 7);
-        let ready: Vec<bool> = [(1, true), (3, false), (4, false), (7, true), (9, false)]
-            .iter()
-            .map(|&(t, w)| g.append(x, e(t, w)).2)
-            .collect();
+        let y = GKey::unit(0, 7);
+        assert_ne!(x, y, "a unit is not the record with its number");
+        let xs = [
+            e(1, true),
+            e(3, false),
+            e(4, false),
+            e(7, true),
+            e(9, false),
+        ];
+        let ys = [e(0, false), e(1, false), e(2, true)];
+        let ready = build(&mut g, &[(x, &xs), (y, &ys)]);
         assert_eq!(
-            ready,
+            ready[0],
             [true, false, false, false, false],
             "only T1 goes first"
         );
+        assert_eq!(
+            ready[1],
+            [true, true, false],
+            "readers before any writer go at once"
+        );
+        let list = g.list(x);
         let mut released = Vec::new();
-        g.complete(0, |e| released.push(e.part));
+        g.complete(list, |e| released.push(e.part));
         assert_eq!(released, [3, 4], "T1 done: both readers");
         released.clear();
-        g.complete(0, |e| released.push(e.part));
+        g.complete(list, |e| released.push(e.part));
         assert!(
             released.is_empty(),
             "one reader done: the writer waits for both"
         );
-        g.complete(0, |e| released.push(e.part));
+        g.complete(list, |e| released.push(e.part));
         assert_eq!(released, [7]);
         released.clear();
-        g.complete(0, |e| released.push(e.part));
+        g.complete(list, |e| released.push(e.part));
         assert_eq!(released, [9]);
         assert_eq!(g.state(x), Some((5, 4)));
-        // Readers before any writer go at once; a writer after them waits for all of them.
-        let y = GKey::unit(0, 7);
-        assert_ne!(x, y, "a unit is not the record with its number");
-        let turns: Vec<bool> = [false, false, true]
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| g.append(y, e(i as u32, w)).2)
+        let ylist = g.list(y);
+        g.complete(ylist, |e| released.push(e.part));
+        assert_eq!(
+            released,
+            [9],
+            "one of two readers done: the writer still waits"
+        );
+        g.complete(ylist, |e| released.push(e.part));
+        assert_eq!(released, [9, 2]);
+        // A new batch starts empty.
+        build(&mut g, &[(GKey::record(1, 1), &[e(5, true)])]);
+        assert_eq!(g.state(x), None);
+    }
+
+    #[test]
+    fn the_index_finds_every_unit_among_many() {
+        let mut g = Graph::default();
+        g.start(5000);
+        let lists: Vec<u32> = (0..5000)
+            .map(|k| g.list(GKey::record(k % 3, k as u64)))
             .collect();
-        assert_eq!(turns, [true, true, false]);
-        g.clear();
-        assert_eq!(g.state(x), None, "cleared");
+        assert_eq!(
+            lists,
+            (0..5000).collect::<Vec<_>>(),
+            "each a list of its own"
+        );
+        for k in 0..5000u32 {
+            assert_eq!(g.list(GKey::record(k % 3, k as u64)), k, "found again");
+        }
     }
 
     #[test]

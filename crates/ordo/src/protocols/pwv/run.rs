@@ -37,6 +37,13 @@ use crate::storage::Database;
 use crossbeam_utils::Backoff;
 use std::sync::atomic::Ordering;
 
+/// How many transactions ahead of the walk their records' index entries are prefetched.
+const INDEX_AHEAD: usize = 6;
+
+/// How many transactions ahead of the walk their rows are prefetched (their index entries are in
+/// cache by then).
+const ROWS_AHEAD: usize = 3;
+
 /// Everything a core needs to run pieces of one batch.
 struct Core<'a> {
     batch: &'a Batch,
@@ -78,33 +85,58 @@ pub(super) fn process(batch: &Batch, rank: usize, db: &Database<()>, coarse: boo
     batch.ended.wait();
 }
 
-/// Builds the graphs of the partitions `rank` owns: one pass over the batch's units, in order.
+/// Builds the graphs of the partitions `rank` owns: their units in batch order, counted, laid out,
+/// then appended (see [`super::graph`]).
 fn build(batch: &Batch, rank: usize) {
+    let mut owned: Vec<(u32, u32)> = Vec::new();
+    let mut counts = vec![0usize; batch.partitions() as usize];
     for &(part, t) in &batch.order[..batch.ordered] {
         let plan = &batch.parts[part as usize].plan;
-        let txn = &plan.txns[t as usize];
-        for u in txn.units.clone() {
-            let unit = &plan.units[u as usize];
-            if !batch.owns(rank, unit.partition) {
-                continue;
+        for u in plan.txns[t as usize].units.clone() {
+            let p = plan.units[u as usize].partition;
+            if batch.owns(rank, p) {
+                owned.push((part, u));
+                counts[p as usize] += 1;
             }
-            // SAFETY: this participant owns the partition, and the build barrier has not passed.
-            let graph = unsafe { batch.graphs[unit.partition as usize].build() };
-            let (list, pos, ready) = graph.append(
-                unit.key,
-                super::graph::Entry {
-                    part,
-                    unit: u,
-                    write: unit.write,
-                },
-            );
-            unit.slot
-                .store((list as u64) << 32 | pos as u64, Ordering::Relaxed);
-            if !ready {
-                for &m in &plan.unit_members[unit.members.start as usize..unit.members.end as usize]
-                {
-                    plan.pieces[m as usize].wait.fetch_add(1, Ordering::Relaxed);
-                }
+        }
+    }
+    // SAFETY (every `build()` below): this participant owns these partitions, and the build
+    // barrier has not passed.
+    let graph = |p: u32| unsafe { batch.graphs[p as usize].build() };
+    for (p, &n) in counts.iter().enumerate() {
+        if batch.owns(rank, p as u32) {
+            graph(p as u32).start(n);
+        }
+    }
+    for &(part, u) in &owned {
+        let unit = &batch.parts[part as usize].plan.units[u as usize];
+        let g = graph(unit.partition);
+        let list = g.list(unit.key);
+        g.count(list);
+        unit.slot.store((list as u64) << 32, Ordering::Relaxed);
+    }
+    for (p, _) in counts.iter().enumerate() {
+        if batch.owns(rank, p as u32) {
+            graph(p as u32).lay_out();
+        }
+    }
+    for &(part, u) in &owned {
+        let plan = &batch.parts[part as usize].plan;
+        let unit = &plan.units[u as usize];
+        let list = (unit.slot.load(Ordering::Relaxed) >> 32) as u32;
+        let (pos, ready) = graph(unit.partition).append(
+            list,
+            super::graph::Entry {
+                part,
+                unit: u,
+                write: unit.write,
+            },
+        );
+        unit.slot
+            .store((list as u64) << 32 | pos as u64, Ordering::Relaxed);
+        if !ready {
+            for &m in &plan.unit_members[unit.members.start as usize..unit.members.end as usize] {
+                plan.pieces[m as usize].wait.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -131,9 +163,20 @@ impl Core<'_> {
 
     /// The walk: the start tokens of the pieces homed here, in batch order; a piece with nothing
     /// else to wait for runs at once. Every few transactions it also runs what others made ready.
+    ///
+    /// The records the walk will reach are prefetched ahead of it, in two rounds as the harness
+    /// prefetches a transaction's records (index entries [`INDEX_AHEAD`] transactions ahead, rows
+    /// [`ROWS_AHEAD`] ahead), so that their cache misses overlap instead of following one another.
     fn walk(&self) {
         let batch = self.batch;
-        for (i, &(part, t)) in batch.order[..batch.ordered].iter().enumerate() {
+        let order = &batch.order[..batch.ordered];
+        for (i, &(part, t)) in order.iter().enumerate() {
+            if let Some(&(p, t)) = order.get(i + INDEX_AHEAD) {
+                self.prefetch(p, t, |table, key| table.prefetch_index(key));
+            }
+            if let Some(&(p, t)) = order.get(i + ROWS_AHEAD) {
+                self.prefetch(p, t, |table, key| table.prefetch_row(key));
+            }
             let plan = &batch.parts[part as usize].plan;
             for piece in plan.txns[t as usize].pieces.clone() {
                 let pc = &plan.pieces[piece as usize];
@@ -143,6 +186,23 @@ impl Core<'_> {
             }
             if i % 16 == 15 {
                 self.drain();
+            }
+        }
+    }
+
+    /// Calls `f` with each record a piece homed here of transaction `t` of participant `part`
+    /// declared (its point accesses).
+    fn prefetch(&self, part: u32, t: u32, f: impl Fn(&crate::storage::Table<()>, u64)) {
+        let plan = &self.batch.parts[part as usize].plan;
+        for piece in plan.txns[t as usize].pieces.clone() {
+            let pc = &plan.pieces[piece as usize];
+            if !self.batch.owns(self.rank, pc.home) {
+                continue;
+            }
+            for d in &plan.decls[pc.decls.start as usize..pc.decls.end as usize] {
+                if d.lo == d.hi {
+                    f(self.db.table(d.table), d.lo);
+                }
             }
         }
     }
@@ -286,8 +346,8 @@ impl Core<'_> {
             if committed {
                 slot.set_outcome(Ok(()));
             }
+            batch.remaining.fetch_sub(1, Ordering::AcqRel);
         }
-        batch.remaining.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// A barrier transaction: alone (every other piece of the batch is done), all of it, in order.
