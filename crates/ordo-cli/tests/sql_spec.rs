@@ -99,6 +99,7 @@ fn spec_refuses_protocols_that_cannot_overlap_sessions_and_sql_runs_them() {
         "calvin",
         "hstore",
         "2pl-deadlock-free",
+        "2pl-ordered",
         "vll-partitioned",
     ] {
         let o = ordo(&["spec", spec, "-p", p], "");

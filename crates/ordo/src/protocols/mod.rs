@@ -243,6 +243,8 @@ registry!(
     twopl::TwoPl<twopl::Detect>,
     twopl::TwoPl<twopl::TableNoWait>,
     twopl::TwoPl<twopl::TableDetect>,
+    twopl::Ordered2pl,
+    twopl::LockingCoarse,
     deterministic::DeadlockFree2pl,
     silo::Silo,
     mvcc::Mvcc<mvcc::Rc>,

@@ -1,12 +1,17 @@
 //! Executing a transaction whose locks are already held.
 //!
-//! In Calvin, deterministic VLL, deadlock-free 2PL, H-Store and the partitioned engines a transaction
-//! runs only once *every* lock it needs is granted (a key lock, or its partitions), so execution
-//! itself takes no locks: [`ExecTx`] runs the shared in-place executor ([`super::inplace`]), which
-//! reads and writes the rows in place, keeps an undo log for aborts by the program's own logic, and
-//! records the history for the checker. What it may touch is its [`Cover`]; an operation outside it
-//! means the reconnaissance pass guessed wrong (the data changed, VLL §2.6), so the transaction
-//! aborts with the retryable [`AbortReason::Validation`], releases, and is planned and ordered again.
+//! In Calvin, deterministic VLL, deadlock-free 2PL, ordered 2PL, H-Store and the partitioned
+//! engines a transaction runs only once *every* lock it needs is granted (a key lock, a unit, or its
+//! partitions), so execution itself takes no locks: [`ExecTx`] runs the shared in-place executor
+//! ([`super::inplace`]), which reads and writes the rows in place, keeps an undo log for aborts by
+//! the program's own logic, and records the history for the checker. What it may touch is its
+//! [`Cover`]; an operation outside it means the reconnaissance pass guessed wrong (the data changed,
+//! VLL §2.6), so the transaction aborts with the retryable [`AbortReason::Validation`], releases,
+//! and is planned and ordered again.
+//!
+//! The cover is what the transaction was granted: key locks ([`Cover::Keys`]), key locks and the
+//! conflict units a program names ([`Cover::Units`]: ordered locking's unit locks), partitions, or
+//! the whole database.
 //!
 //! Reads of read-only tables ([`crate::storage::TableSpec::read_only`]) need no cover (they take no
 //! lock); a write to one, declared or not, is refused with `InvalidData` ([`refuse_write`]).
@@ -16,7 +21,7 @@ use super::lock_request::{find, LockRequest, Mode};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{
-    refuse_write, Abort, AbortReason, Access, Recorder, Target, Tx, TxResult, TxnIds,
+    refuse_write, Abort, AbortReason, Access, ConflictUnits, Recorder, Target, Tx, TxResult, TxnIds,
 };
 use std::sync::atomic::Ordering;
 
@@ -32,6 +37,32 @@ pub enum Cover<'a> {
     },
     /// Every key `k` with `held` bit `k % partitions` set.
     Partitions { held: &'a [u64], partitions: u64 },
+    /// Key locks as in [`Cover::Keys`], and conflict units: a key of a table that `of` groups into
+    /// units (at grain `coarse`, see [`ConflictUnits`]) is covered by its unit's lock in `units`,
+    /// whether the transaction declared that key or not — the unit holds all of them.
+    Units {
+        locks: &'a [LockRequest],
+        units: &'a [UnitLock],
+        accesses: &'a [Access],
+        of: ConflictUnits,
+        coarse: bool,
+    },
+}
+
+/// A lock on one conflict unit ([`ConflictUnits`]) of a table, as [`Cover::Units`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UnitLock {
+    pub table: TableId,
+    pub unit: u64,
+    pub mode: Mode,
+}
+
+/// Whether `units` hold unit `unit` of `table` (`write`: exclusively).
+#[inline]
+fn unit_held(units: &[UnitLock], table: TableId, unit: u64, write: bool) -> bool {
+    units
+        .iter()
+        .any(|l| l.table == table && l.unit == unit && (l.mode == Mode::Exclusive || !write))
 }
 
 impl Cover<'_> {
@@ -49,6 +80,20 @@ impl Cover<'_> {
                 find(locks, table, key).is_some_and(|i| locks[i].mode == Mode::Exclusive || !write)
             }
             Cover::Partitions { held, partitions } => Self::partition_held(held, partitions, key),
+            Cover::Units {
+                locks,
+                units,
+                of,
+                coarse,
+                ..
+            } => match of(table, key, coarse) {
+                Some(u) => unit_held(units, table, u, write),
+                None => Cover::Keys {
+                    locks,
+                    accesses: &[],
+                }
+                .allows(table, key, write),
+            },
         }
     }
 
@@ -60,6 +105,25 @@ impl Cover<'_> {
                 a.table == table
                     && matches!(a.target, Target::Range { lo: l, hi: h } if l <= lo && hi <= h)
             }),
+            Cover::Units {
+                units,
+                accesses,
+                of,
+                coarse,
+                ..
+            } => {
+                // Units are contiguous ranges of keys: a range with both ends in a held unit lies in it.
+                let one_unit = match (of(table, lo, coarse), of(table, hi, coarse)) {
+                    (Some(a), Some(b)) => a == b && unit_held(units, table, a, false),
+                    _ => false,
+                };
+                one_unit
+                    || Cover::Keys {
+                        locks: &[],
+                        accesses,
+                    }
+                    .allows_range(table, lo, hi)
+            }
             Cover::Partitions { held, partitions } => {
                 if hi - lo >= partitions {
                     (0..partitions).all(|k| Self::partition_held(held, partitions, k))

@@ -8,9 +8,9 @@
 //! |-------------------|-------------------------------------------------------------------|-------------|
 //! | [`inplace`]       | the in-place executor: rows written in place, undo log, recording  | nocc, twopl, vll, deterministic, partitioned (reads: silo, mvcc) |
 //! | [`lock_request`]  | a transaction's lock requests (record, mode), normalized           | vll, deterministic, partitioned |
-//! | [`plan`]          | a program's whole access set before it runs, as key locks          | vll, deterministic, partitioned |
+//! | [`plan`]          | a program's whole access set before it runs, as key locks          | vll, deterministic, partitioned, pwv, twopl (ordered) |
 //! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
-//! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned |
+//! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned, twopl (ordered) |
 //! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl |
 //! | [`lock_manager`]  | the lock manager of ordered transactions: per-key FIFO queues      | deterministic, partitioned, range_locks |
 //! | [`scheduler`]     | what a lock manager fed transactions in one global order offers    | deterministic, partitioned |
@@ -20,6 +20,7 @@
 //! | [`prefix`]        | prefix locks: key ranges as bitstring prefixes, four counters each | vll (vllr), range_locks |
 //! | [`queue_knobs`]   | the knobs of the TxnQueue loops (`--vll-*`)                        | vll, deterministic (calvin-vll), partitioned |
 //! | [`latch`]         | the spinning latch around a short critical section                 | vll, deterministic (deadlock-free 2PL) |
+//! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking) |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
 //! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
 //! | [`recv`]          | receiving a hand-off: poll briefly, then block                     | deterministic, partitioned |
@@ -27,6 +28,7 @@
 //! A test (`protocols::floor_plan`) fails when a family imports another family.
 
 pub mod aimd;
+pub mod barrier;
 pub mod counters;
 pub mod exec;
 pub mod inplace;

@@ -1,6 +1,8 @@
 //! `twopl` — strict two-phase locking (2PL) with shared/exclusive row locks, next-key locking against
 //! phantoms, and three ways to deal with deadlock: `2pl-nowait`, `2pl-waitdie`, `2pl-detect`; plus
-//! `2pl-table`, no-wait over a traditional hash-table lock manager (the VLL paper's baseline).
+//! `2pl-table`, no-wait over a traditional hash-table lock manager (the VLL paper's baseline); plus a
+//! way to avoid it: `2pl-ordered` and `locking-coarse`, which take every lock before the
+//! transaction runs, in one global order (the PWV paper's baselines, [`ordered`]).
 //!
 //! # Strict 2PL in one paragraph
 //!
@@ -39,10 +41,17 @@
 //! | `2pl-table`    | no-wait, over the lock table (below)          | `LockConflict` | [`table_nowait`] |
 //! | `2pl-table-detect` | wait and detect, over the lock table      | `Deadlock`   | [`table_detect`] |
 //!
+//! | `2pl-ordered`  | wait: every lock taken up front, in order     | none (`Validation` on a stale plan) | [`ordered`] |
+//! | `locking-coarse` | the same over the program's coarse units    | none         | [`ordered`]   |
+//!
 //! No-wait and wait-die *prevent* deadlock (no-wait never waits; wait-die only lets older wait for
 //! younger); detection lets anyone wait and breaks the cycles that actually form, aborting the youngest
 //! transaction on each. Wait-die and detect give each transaction a timestamp, kept across retries
-//! ([`wait`]).
+//! ([`wait`]). Ordered locking *avoids* it: a transaction planned before it runs takes all its
+//! locks in one global order, so it may wait for anyone and no cycle of waits can form. It lives
+//! apart from the [`Policy`] machinery (its transactions do not lock as they go; they run on the
+//! kit's executor under the locks taken), in [`ordered`], [`lock_order`], [`ticket`] (its fair lock
+//! word) and [`stripes`] (the locks of conflict units).
 //!
 //! # Where a lock lives: a word beside the record, or a lock table
 //!
@@ -97,26 +106,35 @@
 //! | timestamps, per-worker slots, waiting     | [`wait`]                                |
 //! | lock set (held locks, "do I hold it?")    | [`lockset`]                             |
 //! | the transaction: lock, read/write in place, undo, next-key locks, release | [`txn`] |
+//! | ordered locking: plan, lock in order, run under the locks | [`ordered`], [`lock_order`] |
+//! | its fair reader-writer lock word; unit locks in stripes | [`ticket`], [`stripes`]   |
 //!
 //! Recording for the checker: reads record the version word read while holding the lock; each install
 //! records the word it swapped out.
 
 pub mod detect;
 pub mod lock;
+pub mod lock_order;
 pub mod lockset;
 pub mod nowait;
+pub mod ordered;
+pub mod stripes;
 pub mod table_detect;
 pub mod table_nowait;
+pub mod ticket;
 pub mod txn;
 pub mod wait;
 pub mod waitdie;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ordered;
 
 pub use detect::Detect;
 pub use lock::Mode;
 pub use nowait::NoWait;
+pub use ordered::{LockingCoarse, Ordered, Ordered2pl};
 pub use table_detect::TableDetect;
 pub use table_nowait::TableNoWait;
 pub use txn::{TwoPlTx, TwoPlWorker};
