@@ -2,8 +2,8 @@
 //! interactive transaction in between two batches.
 //!
 //! Every worker thread that runs PWV's loop draws its share of a batch from its own request source,
-//! plans it ([`super::plan`]) and **arrives** at the [`Coordinator`]; when every member has
-//! arrived, the last one forms the [`Batch`]. The batch order interleaves the participants' drawn
+//! plans it ([`super::plan`]) and **arrives** at the `Coordinator`; when every member has
+//! arrived, the last one forms the `Batch`. The batch order interleaves the participants' drawn
 //! transactions (the first of each participant, then the second of each, …; a barrier transaction
 //! goes last), which is as total and as deterministic as a sequencer's log: given what each worker
 //! drew, the order is fixed. The batch's partitions (one per worker the protocol was opened for, as

@@ -3,7 +3,7 @@
 //! A PWV transaction's pieces run on whichever cores own their units, one at a time (the
 //! transaction's slot is locked while a piece runs), so the executor state a transaction carries —
 //! its undo log and its recorded history — belongs to the transaction, not to a thread
-//! ([`TxnState`]). Each piece writes in place with the shared executor
+//! (`TxnState`). Each piece writes in place with the shared executor
 //! ([`crate::protocols::kit::inplace`]); only abortable pieces keep undo records (nothing after the
 //! commit point is ever undone). Because the graph lets no conflicting piece of another transaction
 //! run until this one is done with the unit, every write installs its version word over the one it

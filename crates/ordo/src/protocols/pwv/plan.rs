@@ -2,7 +2,7 @@
 //! piece touches, and how many of its pieces may abort.
 //!
 //! The owner of a transaction plans it before the batch forms, into plain data the other cores read
-//! while the batch runs ([`PartPlan`], one per participant):
+//! while the batch runs (`PartPlan`, one per participant):
 //!
 //! * **pieces** are the program's own ([`Program::pieces`]); a piece's accesses are what it declares
 //!   ([`Program::declare`], after a reconnaissance pass where a declaration depends on earlier pieces:
@@ -10,7 +10,7 @@
 //! * **data edges** are [`Program::depends_on`], plus one from each piece to the next piece of the
 //!   same transaction that touches one of its units (so that two pieces of one transaction never
 //!   race on a record, and their order is the program's);
-//! * **conflict units** ([`GKey`]) are records, or the units the program names
+//! * **conflict units** (`GKey`) are records, or the units the program names
 //!   ([`Program::conflict_units`]: PWV's coarse ranges); a transaction's units are deduplicated, each
 //!   with its strongest mode and its member pieces — the graph orders transactions per unit;
 //! * **abortable pieces** are a prefix: those up to the commit point ([`Program::commit_point`]) and,
