@@ -245,6 +245,7 @@ registry!(
     twopl::TwoPl<twopl::TableDetect>,
     deterministic::DeadlockFree2pl,
     silo::Silo,
+    silo::SiloRc,
     mvcc::Mvcc<mvcc::Rc>,
     mvcc::Mvcc<mvcc::Si>,
     mvcc::Mvcc<mvcc::Ssi>,

@@ -43,6 +43,11 @@
 //!   install 1. That is the level's design (and why the paper's RC never aborts for a read), not a bug;
 //!   `tests_rc::a_lost_update_happens` pins it down.
 //!
+//! Lost updates reach whatever is stored as a read-modify-written row: `ordo-sql` keeps a secondary
+//! index as one posting-list row per value, so two concurrent inserts of the same indexed value can
+//! leave one of them out of the index (`specs/expected/rc-occ/phantom.out`, first permutation: the
+//! table has three shifts, the count through the index says two).
+//!
 //! ## The one check at commit
 //!
 //! Under the locks, each write's record must still exist (or not) as the write assumed
