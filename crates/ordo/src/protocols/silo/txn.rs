@@ -19,7 +19,8 @@ use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
-/// Per-thread state of [`Occ`] (either level): ids, the recorder, the previous commit TID and reusable sets.
+/// Per-thread state of [`Occ`] (either level): ids, the recorder, the previous commit TID and
+/// reusable sets.
 pub struct SiloWorker {
     pub(super) ids: TxnIds,
     pub(super) rec: Recorder,
