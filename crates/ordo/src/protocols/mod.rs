@@ -247,6 +247,7 @@ registry!(
     twopl::LockingCoarse,
     deterministic::DeadlockFree2pl,
     silo::Silo,
+    silo::SiloRc,
     mvcc::Mvcc<mvcc::Rc>,
     mvcc::Mvcc<mvcc::Si>,
     mvcc::Mvcc<mvcc::Ssi>,

@@ -5,17 +5,22 @@
 //! Reads of a table that is read-only once loaded ([`crate::storage::TableSpec::read_only`]) join no set:
 //! no writer of it exists, so its TIDs and index never change and there is nothing to validate. Writes to
 //! it are refused ([`refuse_write`]).
+//!
+//! Under read committed (`L::VALIDATES` false, see `rc.rs`) no read joins any set: reads take the same
+//! stable snapshot, so they see only committed versions, and that is all they promise. Each place that
+//! differs says so with an `if L::VALIDATES`.
 
 use super::sets::{NodeEntry, ReadEntry, Sets, WriteEntry};
 use super::tid::TidWord;
-use super::{tid, Silo};
+use super::{tid, Level, Occ};
 use crate::check::TxnId;
 use crate::protocols::kit::inplace::{get_unlocked, scan_unlocked};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
-/// Per-thread state of [`Silo`]: ids, the recorder, the previous commit TID and reusable sets.
+/// Per-thread state of [`Occ`] (either level): ids, the recorder, the previous commit TID and
+/// reusable sets.
 pub struct SiloWorker {
     pub(super) ids: TxnIds,
     pub(super) rec: Recorder,
@@ -38,9 +43,10 @@ impl SiloWorker {
     }
 }
 
-/// A [`Silo`] transaction. Dropping it before commit aborts it (it holds no locks outside commit).
-pub struct SiloTx<'w> {
-    pub(super) silo: &'w Silo,
+/// A transaction of [`Occ`] at level `L`. Dropping it before commit aborts it (it holds no locks outside
+/// commit).
+pub struct SiloTx<'w, L: Level> {
+    pub(super) silo: &'w Occ<L>,
     pub(super) w: &'w mut SiloWorker,
     pub(super) id: TxnId,
     pub(super) done: bool,
@@ -68,8 +74,8 @@ fn abort_validation() -> Abort {
     Abort::new(AbortReason::Validation)
 }
 
-impl<'w> SiloTx<'w> {
-    pub(super) fn new(silo: &'w Silo, w: &'w mut SiloWorker) -> Self {
+impl<'w, L: Level> SiloTx<'w, L> {
+    pub(super) fn new(silo: &'w Occ<L>, w: &'w mut SiloWorker) -> Self {
         w.sets.clear();
         let id = w.ids.next_id();
         SiloTx {
@@ -88,6 +94,10 @@ impl<'w> SiloTx<'w> {
         if let Some(r) = t.lookup(key) {
             return Some(r);
         }
+        if !L::VALIDATES {
+            // Read committed: a key missing now may appear at any time; nothing to record.
+            return None;
+        }
         let stripe = t.stripe_index(key);
         let value = t.stripe_at(stripe).load(Ordering::Acquire);
         if let Some(r) = t.lookup(key) {
@@ -102,7 +112,8 @@ impl<'w> SiloTx<'w> {
     }
 
     /// Makes columns `cols` of write entry `i`'s image valid, copying missing ones from the record at the
-    /// TID the entry was read at (a newer TID means the transaction cannot commit: abort now).
+    /// TID the entry was read at (a newer TID means the transaction cannot commit: abort now). Under read
+    /// committed the missing columns come from the newest committed version, whichever it is.
     #[inline]
     fn fill(&mut self, t: &SiloTable, i: usize, cols: ColumnSet) -> TxResult<()> {
         let words = t.schema().row_words();
@@ -117,7 +128,7 @@ impl<'w> SiloTx<'w> {
             missing,
             &mut self.w.sets.images[e.off..e.off + words],
         );
-        if now != e.read_tid {
+        if L::VALIDATES && now != e.read_tid {
             return Err(abort_validation());
         }
         self.w.sets.writes[i].have = e.have.union(missing);
@@ -153,7 +164,7 @@ impl<'w> SiloTx<'w> {
     }
 }
 
-impl Tx for SiloTx<'_> {
+impl<L: Level> Tx for SiloTx<'_, L> {
     fn id(&self) -> TxnId {
         self.id
     }
@@ -181,7 +192,9 @@ impl Tx for SiloTx<'_> {
         let words = t.schema().row_words();
         self.read_buf(words);
         let (tid, version) = snapshot(t, rid, cols, &mut self.w.buf[..words]);
-        self.w.sets.reads.push(ReadEntry { table, rid, tid });
+        if L::VALIDATES {
+            self.w.sets.reads.push(ReadEntry { table, rid, tid });
+        }
         self.w.rec.read(table, key, version);
         if version & ABSENT != 0 {
             return Ok(None);
@@ -219,10 +232,13 @@ impl Tx for SiloTx<'_> {
             self.w.rec.read(table, key, ABSENT);
             return Ok(None);
         };
-        // Silo's read-modify-write: the read goes to the read set like any other.
+        // Silo's read-modify-write: the read goes to the read set like any other (under read committed
+        // to none: the update may overwrite a version committed after it read, a lost update).
         let off = self.w.sets.alloc_image(words);
         let (tid, version) = snapshot(t, rid, cols, &mut self.w.sets.images[off..off + words]);
-        self.w.sets.reads.push(ReadEntry { table, rid, tid });
+        if L::VALIDATES {
+            self.w.sets.reads.push(ReadEntry { table, rid, tid });
+        }
         self.w.rec.read(table, key, version);
         if version & ABSENT != 0 {
             self.w.sets.images.truncate(off);
@@ -273,7 +289,7 @@ impl Tx for SiloTx<'_> {
             return Ok(());
         }
         let (rid, created) = t.get_or_create(key);
-        if created {
+        if L::VALIDATES && created {
             self.w.sets.own_bump(table, t.stripe_index(key) as u32);
         }
         let (tid, version) = snapshot_version(t, rid);
@@ -319,7 +335,9 @@ impl Tx for SiloTx<'_> {
             return Ok(false);
         };
         let (tid, version) = snapshot_version(t, rid);
-        self.w.sets.reads.push(ReadEntry { table, rid, tid });
+        if L::VALIDATES {
+            self.w.sets.reads.push(ReadEntry { table, rid, tid });
+        }
         self.w.rec.read(table, key, version);
         if version & ABSENT != 0 {
             return Ok(false);
@@ -355,14 +373,16 @@ impl Tx for SiloTx<'_> {
             return Ok(());
         }
         // Node set first: any key created in the range after these loads fails validation, any created
-        // before them is already in the index the scan walks.
-        for stripe in t.stripes_of_range(lo, hi) {
-            let value = t.stripe_at(stripe).load(Ordering::Acquire);
-            self.w.sets.nodes.push(NodeEntry {
-                table,
-                stripe: stripe as u32,
-                value,
-            });
+        // before them is already in the index the scan walks. (Read committed: phantoms are allowed.)
+        if L::VALIDATES {
+            for stripe in t.stripes_of_range(lo, hi) {
+                let value = t.stripe_at(stripe).load(Ordering::Acquire);
+                self.w.sets.nodes.push(NodeEntry {
+                    table,
+                    stripe: stripe as u32,
+                    value,
+                });
+            }
         }
         let words = t.schema().row_words();
         self.read_buf(words);
@@ -382,7 +402,9 @@ impl Tx for SiloTx<'_> {
             }
             let (tid, version) = snapshot(t, rid, cols, &mut self.w.buf[..words]);
             // Tombstones too: a re-insert changes their TID.
-            self.w.sets.reads.push(ReadEntry { table, rid, tid });
+            if L::VALIDATES {
+                self.w.sets.reads.push(ReadEntry { table, rid, tid });
+            }
             self.w.rec.read(table, key, version);
             if version & ABSENT != 0 {
                 continue;
@@ -398,7 +420,12 @@ impl Tx for SiloTx<'_> {
 
     fn commit(mut self) -> TxResult<()> {
         self.done = true;
-        let r = super::commit::commit(self.silo, self.w, self.id);
+        let (db, clock) = (&self.silo.db, &self.silo.epoch);
+        let r = if L::VALIDATES {
+            super::commit::commit(db, clock, self.w, self.id)
+        } else {
+            super::rc::commit(db, clock, self.w, self.id)
+        };
         self.w.rec.finish(self.id, r.is_ok());
         r
     }
@@ -406,7 +433,7 @@ impl Tx for SiloTx<'_> {
     fn abort(self) {}
 }
 
-impl Drop for SiloTx<'_> {
+impl<L: Level> Drop for SiloTx<'_, L> {
     fn drop(&mut self) {
         if !self.done {
             // Nothing shared was written (writes are buffered, locks are only held inside commit).
