@@ -168,7 +168,7 @@ catalog! {
     },
     Tpcc(tpcc::Tpcc) {
         name: "tpcc",
-        summary: "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd)",
+        summary: "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd, --remote-new-order)",
         source: "TPC-C rev. 5.11; mixes of VLL, PWV",
         options: tpcc::options::OPTIONS,
         build: tpcc::Tpcc::from_settings,

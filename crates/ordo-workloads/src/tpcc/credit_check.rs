@@ -14,8 +14,9 @@
 //! (c_credit): the cycle through which SI lets TPC-C++ go non-serializable (thesis Example 5).
 
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 
 /// A Credit Check transaction.
 #[derive(Clone, Debug, Default)]
@@ -87,6 +88,9 @@ impl Program for CreditCheck {
     }
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         out.extend(0..piece);
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.w, self.d);

@@ -22,8 +22,9 @@
 //! mark stay absent for good.
 
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -141,6 +142,9 @@ impl Program for Delivery {
         if !piece.is_multiple_of(3) {
             out.push(piece - 1);
         }
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.w, piece as u32 / 3 + 1);
