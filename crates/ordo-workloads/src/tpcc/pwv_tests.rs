@@ -97,6 +97,26 @@ fn a_declaration_needs_only_what_it_says_it_depends_on() {
     assert!(compared > 500, "{compared}");
 }
 
+/// A piece whose declared accesses a stale reconnaissance may leave short of a whole unit (a
+/// district found empty: Delivery's B and C, Credit Check's scans) lies before the commit point,
+/// so that PWV can abort the attempt and plan it again; the others keep their early visibility.
+#[test]
+fn pieces_that_may_declare_too_little_come_before_the_commit_point() {
+    let w = tiny(1, "no=20,p=20,os=20,d=20,cc=20", None);
+    let (mut g, mut p) = (w.generator(0, 3), w.program());
+    for _ in 0..300 {
+        w.next(&mut g, &mut p);
+        let expected = match p.kind.unwrap() {
+            Kind::Delivery => Some(3 * DISTRICTS as usize - 1),
+            Kind::CreditCheck => Some(2),
+            Kind::NewOrder => Some(0),
+            Kind::Payment | Kind::OrderStatus => None,
+            Kind::StockLevel => unreachable!(),
+        };
+        assert_eq!(p.commit_point(), expected, "{}", p.name());
+    }
+}
+
 #[test]
 fn every_transaction_type_names_the_tpcc_units() {
     let w = tiny(2, "no=30,p=30,os=10,d=10,sl=10,cc=10", None);
