@@ -33,6 +33,9 @@ WORKLOADS=(
   "-w vll-micro --ci 0.2 --records 2000 --hot-accesses 2"
   "-w vll-micro --ci 0.05 --records 4000 --partitions 4 --multi-partition 50 --vll-blocked-limit 2"
   "-w vll-micro --ci 0.1 --records 2000 --partitions 2 --multi-partition 50 --remote-wait 20"
+  "-w pwv-micro --records 1000 --hot-position 9"
+  "-w ycsb --rows 200 --theta 0.9 --rmw --ops 8 --commit-point 4 --abort-ratio 0.2"
+  "-w tpcc --warehouses 2 --tiny --mix pwv --remote-new-order 50"
 )
 end=$(( $(date +%s) + MINUTES * 60 ))
 runs=0; failed=0; seed=${SEED:-1000}

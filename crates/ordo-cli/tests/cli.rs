@@ -443,7 +443,7 @@ fn report_rejects_malformed_input_with_one_line_naming_the_file() {
 
 #[test]
 fn every_workload_verifies_under_every_serializable_protocol() {
-    for w in ["smallbank", "sibench", "tatp", "vll-range"] {
+    for w in ["smallbank", "sibench", "tatp", "vll-range", "pwv-micro"] {
         assert!(
             String::from_utf8_lossy(&ordo(&["list"]).stdout).contains(w),
             "`ordo list` lacks {w}"

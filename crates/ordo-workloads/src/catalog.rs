@@ -15,10 +15,10 @@
 //! A workload declares its options in its own module (`<workload>/options.rs`: [`OptionSpec`]s, the
 //! defaults for each [`Purpose`], and a constructor from [`Settings`]); the catalogue below lists it
 //! once. Adding a workload is its module and one entry here. Two workloads may share an option
-//! (`-w vll-range` takes `-w vll-micro`'s `--long`; `-w tpcc++` takes every `-w tpcc` option) by
-//! listing the same declaration.
+//! (`-w vll-range` takes `-w vll-micro`'s `--long`, `-w pwv-micro` its `--records`; `-w tpcc++`
+//! takes every `-w tpcc` option) by listing the same declaration.
 
-use crate::{sibench, smallbank, tatp, tpcc, vll_micro, vll_range, ycsb};
+use crate::{pwv_micro, sibench, smallbank, tatp, tpcc, vll_micro, vll_range, ycsb};
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
 
@@ -159,9 +159,16 @@ catalog! {
         options: vll_range::options::OPTIONS,
         build: vll_range::VllRange::from_settings,
     },
+    PwvMicro(pwv_micro::PwvMicro) {
+        name: "pwv-micro",
+        summary: "10 read-modify-writes, one on a single hot record; --hot-position = updates after it",
+        source: "Faleiro, Abadi, Hellerstein PVLDB 2017 (PWV), section 2.3 (Fig. 1)",
+        options: pwv_micro::options::OPTIONS,
+        build: pwv_micro::PwvMicro::from_settings,
+    },
     Tpcc(tpcc::Tpcc) {
         name: "tpcc",
-        summary: "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd)",
+        summary: "TPC-C: nine tables, five transactions (--warehouses, --tiny, --mix, --no-ytd, --remote-new-order)",
         source: "TPC-C rev. 5.11; mixes of VLL, PWV",
         options: tpcc::options::OPTIONS,
         build: tpcc::Tpcc::from_settings,
@@ -311,6 +318,21 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "--ci is an option of -w vll-micro, not of -w vll-range"
+        );
+        let records = given(&[(&vll_micro::options::RECORDS, "100")]);
+        assert!(find("pwv-micro")
+            .unwrap()
+            .build(&records, Purpose::Verify)
+            .is_ok());
+        let hot = given(&[(&pwv_micro::options::HOT_POSITION, "0")]);
+        let e = find("vll-micro")
+            .unwrap()
+            .build(&hot, Purpose::Verify)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "--hot-position is an option of -w pwv-micro, not of -w vll-micro"
         );
         let tiny = given(&[(&tpcc::options::TINY, "")]);
         assert!(find("tpcc++")

@@ -3,6 +3,8 @@
 //! * [`tpcc`] — TPC-C (all five transactions, consistency conditions 1–4) and TPC-C++ (Credit Check).
 //! * [`vll_micro`] — the VLL paper's micro-benchmark (1 hot + 9 cold records, contention index).
 //! * [`vll_range`] — the VLL paper's range micro-benchmark (one range per transaction; Fig. 15, VLLR vs VLL).
+//! * [`pwv_micro`] — the PWV paper's write-visibility micro-benchmark (1 hot + 9 cold, the hot update
+//!   moved from last to first; Fig. 1).
 //! * [`ycsb`] — YCSB as DBx1000 and the VLL, PWV and DIBS papers configure it (Zipfian or hot-set keys).
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
@@ -18,6 +20,7 @@ pub mod error;
 pub mod inspect;
 pub mod ledger;
 pub mod purpose;
+pub mod pwv_micro;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;

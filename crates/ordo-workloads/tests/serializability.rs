@@ -4,7 +4,7 @@
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
-use ordo_workloads::ycsb::{Ycsb, YcsbConfig};
+use ordo_workloads::ycsb::{CommitPoint, Ycsb, YcsbConfig};
 
 struct Run<'a> {
     workload: &'a Ycsb,
@@ -29,6 +29,7 @@ fn contended() -> Ycsb {
         fields: 2,
         field_len: 16,
         hot: None,
+        commit_point: None,
     })
     .unwrap()
 }
@@ -69,6 +70,50 @@ fn serializable_protocols_produce_no_cycles_over_100k_contended_transactions() {
             "{}: the history has too few dependencies to mean much",
             info.name
         );
+    }
+}
+
+/// With an abort check after 4 writes that aborts a fifth of the transactions (`--commit-point 4
+/// --abort-ratio 0.2`): no anomaly — no read of an aborted write — and every protocol aborts the
+/// same transactions, the ones drawn with the flag.
+#[test]
+fn serializable_protocols_abort_the_same_transactions_at_a_commit_point() {
+    let w = Ycsb::new(YcsbConfig {
+        commit_point: Some(CommitPoint {
+            after_writes: 4,
+            abort_ratio: 0.2,
+        }),
+        ..contended().config().clone()
+    })
+    .unwrap();
+    let cfg = VerifyConfig {
+        protocol: ProtocolConfig::with_threads(4),
+        txns: 20_000,
+        seed: 5,
+        prefetch: true,
+    };
+    let mut committed = None;
+    for info in protocols::all()
+        .into_iter()
+        .filter(|p| p.isolation == Isolation::Serializable)
+    {
+        let v = protocols::with_protocol(
+            info.name,
+            Run {
+                workload: &w,
+                cfg: &cfg,
+            },
+        )
+        .unwrap();
+        assert!(v.report.is_serializable(), "{}: {}", info.name, v.report);
+        assert!(v.report.anomalies.is_empty(), "{}: {}", info.name, v.report);
+        let c = v.report.committed;
+        assert!(
+            (15_000..17_000).contains(&c),
+            "{}: {c} committed",
+            info.name
+        );
+        assert_eq!(*committed.get_or_insert(c), c, "{}", info.name);
     }
 }
 

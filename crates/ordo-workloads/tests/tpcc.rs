@@ -26,6 +26,20 @@ fn contended(mix: &str, no_ytd: bool) -> Tpcc {
         tiny: true,
         mix: Mix::parse(mix).unwrap(),
         no_ytd,
+        remote_new_order: None,
+    })
+    .unwrap()
+}
+
+/// The PWV paper's mix (New-Order and Payment) over two tiny warehouses, half the New-Orders
+/// taking a line from the other warehouse's stock (`--remote-new-order 50`).
+fn pwv_remote() -> Tpcc {
+    Tpcc::new(TpccConfig {
+        warehouses: 2,
+        tiny: true,
+        mix: Mix::parse("pwv").unwrap(),
+        no_ytd: false,
+        remote_new_order: Some(50.0),
     })
     .unwrap()
 }
@@ -54,6 +68,7 @@ fn serializable_protocols_run_tpcc_and_tpccpp_without_anomalies() {
         ("tpcc++", contended("tpcc++", false)),
         ("tpcc++ no-ytd", contended("tpcc++", true)),
         ("stock-level", contended("stock-level", false)),
+        ("pwv remote", pwv_remote()),
     ];
     for info in protocols::all()
         .into_iter()

@@ -1,4 +1,5 @@
-//! SmallBank, SIBENCH, TATP and the VLL range micro-benchmark under every registered protocol,
+//! SmallBank, SIBENCH, TATP, the VLL range micro-benchmark and the PWV write-visibility
+//! micro-benchmark under every registered protocol,
 //! contended and multi-threaded, with the history recorded and judged by the checker: serializable
 //! protocols produce no anomaly and keep each workload's invariants; `nocc` breaks them (so the
 //! checks can fail).
@@ -6,6 +7,7 @@
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig, Workload};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo_workloads::pwv_micro::{PwvMicro, PwvMicroConfig};
 use ordo_workloads::sibench::{SiBench, SiBenchConfig};
 use ordo_workloads::smallbank::{SmallBank, SmallBankConfig};
 use ordo_workloads::tatp::{Tatp, TatpConfig};
@@ -174,4 +176,27 @@ fn vll_range_is_serializable_and_keeps_its_sum_under_every_serializable_protocol
 fn vll_range_under_nocc_loses_updates_or_serializability() {
     let seen = nocc_breaks(&vll_range_small(), 20_000);
     assert!(!seen.is_empty(), "nocc never broke vll-range");
+}
+
+/// 1,000 records, every transaction's hot update first (`--hot-position 9`, the longest write
+/// visibility delay) or elsewhere: every pair of transactions meets at the hot record, and the
+/// cold ones meet too.
+fn pwv_micro_small(hot_position: u32) -> PwvMicro {
+    PwvMicro::new(PwvMicroConfig {
+        records: 1_000,
+        hot_position,
+    })
+    .unwrap()
+}
+
+#[test]
+fn pwv_micro_is_serializable_and_its_hot_record_counts_every_commit_under_every_serializable_protocol(
+) {
+    serializable_everywhere(&pwv_micro_small(9), 4_000, 3_000);
+}
+
+#[test]
+fn pwv_micro_under_nocc_loses_updates_or_serializability() {
+    let seen = nocc_breaks(&pwv_micro_small(9), 20_000);
+    assert!(!seen.is_empty(), "nocc never broke pwv-micro");
 }

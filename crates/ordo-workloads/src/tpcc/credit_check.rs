@@ -12,10 +12,17 @@
 //!
 //! It reads what Delivery and Payment write (c_balance, NEW-ORDER) and writes what New-Order reads
 //! (c_credit): the cycle through which SI lets TPC-C++ go non-serializable (thesis Example 5).
+//!
+//! **Commit point: piece 2.** Nothing aborts by the transaction's logic, but piece 2's scans are
+//! one per undelivered order its planning found: a protocol that plans from a reconnaissance may
+//! find none where the run finds one (a New-Order earlier in the same batch), and the run then
+//! scans what it did not declare, not even in the same conflict unit. The attempt must be able to
+//! abort and be planned again; PWV takes the commit point for that (see [`super::delivery`]).
 
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 
 /// A Credit Check transaction.
 #[derive(Clone, Debug, Default)]
@@ -87,6 +94,12 @@ impl Program for CreditCheck {
     }
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         out.extend(0..piece);
+    }
+    fn commit_point(&self) -> Option<usize> {
+        Some(2) // see the module doc
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.w, self.d);

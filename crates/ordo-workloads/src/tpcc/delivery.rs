@@ -12,6 +12,15 @@
 //!
 //! A district without undelivered orders is skipped (B and C then declare and do nothing).
 //!
+//! **Commit point: the last piece.** Delivery never aborts by its own logic, but a protocol that
+//! plans it from a reconnaissance may find a district empty that is not by the time B runs (a
+//! New-Order ordered before it in the same batch): B and C then touch what they did not declare —
+//! not even in the same conflict unit, since they declared nothing — and the attempt must be able
+//! to abort and be planned again. PWV takes the commit point for that; its own rule (a piece whose
+//! declaration came from reconnaissance and names a record is abortable) sees neither a piece that
+//! declared nothing nor, with the district-keyed tables (warehouse, district) units
+//! ([`super::units`]), one that declared only units.
+//!
 //! **Where the scan starts.** A deleted key stays in the ordered index as a tombstone (see
 //! `ordo::storage::table`), so a scan from o_id 0 would walk past every order delivered so far and
 //! Delivery would slow down as a run goes on. The workload therefore keeps, per district, a low-water
@@ -22,8 +31,9 @@
 //! mark stay absent for good.
 
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -141,6 +151,12 @@ impl Program for Delivery {
         if !piece.is_multiple_of(3) {
             out.push(piece - 1);
         }
+    }
+    fn commit_point(&self) -> Option<usize> {
+        Some(self.pieces() - 1) // see the module doc
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.w, piece as u32 / 3 + 1);

@@ -15,8 +15,15 @@
 //! data (a customer found by last name, Delivery's oldest new order, Stock-Level's items) is declared
 //! by a later piece that `depends_on` the piece that found it:
 //! [`new_order`] (1% roll back on an unused item id, before any write: piece 0 is the commit point;
-//! 1% of order lines from a remote warehouse), [`payment`] (15% remote customer), [`order_status`],
-//! [`delivery`], [`stock_level`], and TPC-C++'s [`credit_check`].
+//! 1% of order lines from a remote warehouse, so about 10% of New-Orders touch one — or, with
+//! `remote_new_order` (`--remote-new-order PCT`), that percentage of New-Orders take exactly one of
+//! their lines from a remote warehouse and the others none, the PWV paper's "~10% of NewOrders"
+//! as a knob), [`payment`] (15% remote customer), [`order_status`], [`delivery`], [`stock_level`],
+//! and TPC-C++'s [`credit_check`]. Remote warehouses need more than one: with one, nothing is
+//! remote whatever the options say.
+//!
+//! **Conflict units** ([`units`]): the district-keyed tables by (warehouse, district), Stock by
+//! warehouse at the coarse grain — what PWV orders transactions over (the paper's §5.3).
 //!
 //! **Mixes** ([`mix`]): the standard 45/43/4/4/4, PWV's New-Order + Payment 50/50, TPC-C++ and its
 //! Stock-Level mix, or custom. Terminals are not modelled (no keying or think time, closed loop); each
@@ -39,7 +46,10 @@ pub mod payment;
 pub mod random;
 pub mod schema;
 pub mod stock_level;
+pub mod units;
 
+#[cfg(test)]
+mod pwv_tests;
 #[cfg(test)]
 mod tests;
 
@@ -48,7 +58,7 @@ use customer::By;
 use mix::{Kind, Mix};
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{Database, LoadError};
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use random::{nurand, NuRandC};
@@ -66,6 +76,9 @@ pub struct TpccConfig {
     pub mix: Mix,
     /// Payment skips the w_ytd / d_ytd updates (the warehouse and district become read-only there).
     pub no_ytd: bool,
+    /// Percent of New-Orders that take one line from a remote warehouse (and no other); `None`:
+    /// the specification's 1% of order lines, each on its own.
+    pub remote_new_order: Option<f64>,
 }
 
 impl Default for TpccConfig {
@@ -75,6 +88,7 @@ impl Default for TpccConfig {
             tiny: false,
             mix: Mix::STANDARD,
             no_ytd: false,
+            remote_new_order: None,
         }
     }
 }
@@ -107,6 +121,14 @@ impl TpccConfig {
                     self.warehouses
                 ),
             ));
+        }
+        if let Some(pct) = self.remote_new_order {
+            if !(0.0..=100.0).contains(&pct) {
+                return Err(Error::invalid(
+                    "remote-new-order",
+                    format!("must be a percentage in [0, 100], got {pct}"),
+                ));
+            }
         }
         if self.mix.total() == 0 {
             return Err(Error::Unrunnable("the mix runs no transaction".into()));
@@ -231,8 +253,14 @@ impl Program for TpccTxn {
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         dispatch_ref!(self, p => p.depends_on(piece, out))
     }
+    fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        dispatch_ref!(self, p => p.declaration_depends_on(piece, out))
+    }
     fn commit_point(&self) -> Option<usize> {
         dispatch_ref!(self, p => p.commit_point())
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        dispatch_ref!(self, p => p.conflict_units())
     }
     #[inline]
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
@@ -287,6 +315,11 @@ impl Tpcc {
         p.entry_d = load::now();
         let n = g.rng.gen_range(5..=15);
         let rollback = g.rng.gen_range(1..=100) == 1;
+        // With --remote-new-order, whether this order takes one line from a remote warehouse.
+        let remote_order = self
+            .cfg
+            .remote_new_order
+            .map(|pct| g.rng.gen::<f64>() * 100.0 < pct);
         let items = self.cfg.items();
         p.lines.clear();
         while p.lines.len() < n {
@@ -294,13 +327,18 @@ impl Tpcc {
             if p.lines.iter().any(|l| l.i == i) {
                 continue;
             }
-            let supply_w = if g.rng.gen_range(1..=100) == 1 {
+            // The specification: each line from a remote warehouse with probability 1%.
+            let supply_w = if remote_order.is_none() && g.rng.gen_range(1..=100) == 1 {
                 self.other_warehouse(g, p.w)
             } else {
                 p.w
             };
             let quantity = g.rng.gen_range(1..=10);
             p.lines.push(new_order::Line::new(i, supply_w, quantity));
+        }
+        if remote_order == Some(true) {
+            let l = g.rng.gen_range(0..n);
+            p.lines[l].supply_w = self.other_warehouse(g, p.w);
         }
         if rollback {
             // An unused item number (clause 2.4.1.4).
@@ -339,12 +377,17 @@ impl Workload for Tpcc {
     }
 
     fn params(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut params = serde_json::json!({
             "warehouses": self.cfg.warehouses,
             "tiny": self.cfg.tiny,
             "mix": self.cfg.mix.to_string(),
             "no_ytd": self.cfg.no_ytd,
-        })
+        });
+        // Only when given: a run without it records what it always did.
+        if let Some(pct) = self.cfg.remote_new_order {
+            params["remote_new_order"] = serde_json::json!(pct);
+        }
+        params
     }
 
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {

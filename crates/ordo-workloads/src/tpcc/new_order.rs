@@ -1,18 +1,21 @@
 //! New-Order (clause 2.4): enter an order of 5–15 items for a customer.
 //!
-//! | piece | does                                                                  | depends on |
-//! |-------|-----------------------------------------------------------------------|------------|
-//! | 0     | read every ITEM; an unused item id rolls the transaction back (1%)   | –          |
-//! | 1     | read WAREHOUSE w_tax, CUSTOMER discount/credit; `d_next_o_id++`       | –          |
-//! | 2     | update each line's STOCK (quantity, ytd, order/remote counts)         | –          |
-//! | 3     | insert ORDER, NEW-ORDER, ORDER_BY_CUSTOMER and the ORDER-LINEs        | 0, 1, 2    |
+//! | piece | does                                                                  | depends on | declaration depends on |
+//! |-------|-----------------------------------------------------------------------|------------|------------------------|
+//! | 0     | read every ITEM; an unused item id rolls the transaction back (1%)   | –          | –                      |
+//! | 1     | read WAREHOUSE w_tax, CUSTOMER discount/credit; `d_next_o_id++`       | –          | –                      |
+//! | 2     | update each line's STOCK (quantity, ytd, order/remote counts)         | –          | –                      |
+//! | 3     | insert ORDER, NEW-ORDER, ORDER_BY_CUSTOMER and the ORDER-LINEs        | 0, 1, 2    | 1                      |
 //!
 //! Piece 0 is the commit point: the rollback on an invalid item happens before any write, as
-//! piece-wise protocols (PWV) require. Piece 3's keys need the o_id piece 1 reads.
+//! piece-wise protocols (PWV) require. Piece 3 needs the prices (piece 0), the o_id and taxes
+//! (piece 1) and the stock's dist info (piece 2), but its keys only the o_id: a protocol that plans
+//! up front runs pieces 0 and 1 in its reconnaissance, not the stock updates.
 
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Abort, Access, Program, Tx, TxResult};
+use ordo::txn::{Abort, Access, ConflictUnits, Program, Tx, TxResult};
 use std::hint::black_box;
 
 /// One order line's input and what the transaction learns about it.
@@ -153,8 +156,16 @@ impl Program for NewOrder {
             out.extend([0, 1, 2]);
         }
     }
+    fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        if piece == 3 {
+            out.push(1); // the o_id, from d_next_o_id
+        }
+    }
     fn commit_point(&self) -> Option<usize> {
         Some(0)
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.w, self.d);

@@ -1,7 +1,13 @@
 //! `-w tpcc`'s and `-w tpcc++`'s options (the same ones), and their defaults for a benchmark or a
 //! verification run ([`Tpcc::from_settings`], [`Tpcc::plus_plus_from_settings`]).
 //!
-//! `--warehouses` sweeps: given as a list in `ordo bench`, the run is repeated for each value.
+//! `--warehouses` and `--remote-new-order` sweep: given as a list in `ordo bench`, the run is
+//! repeated for each value.
+//!
+//! The PWV paper's TPC-C (§5.3, Fig. 5): `--mix pwv` (New-Order and Payment, 50/50) over
+//! `--warehouses 1` (contended) or as many warehouses as threads, where "~10% of NewOrders touch a
+//! remote warehouse's Stock" — what the specification's 1% of order lines already gives on
+//! average; `--remote-new-order 10` makes it exactly 10% of New-Orders, one remote line each.
 
 use super::mix::Mix;
 use super::schema::MAX_WAREHOUSES;
@@ -36,8 +42,21 @@ pub const NO_YTD: OptionSpec = OptionSpec::flag(
     "TPC-C: Payment skips the w_ytd / d_ytd updates (SSI thesis option).",
 );
 
+pub const REMOTE_NEW_ORDER: OptionSpec = OptionSpec::new(
+    "remote-new-order",
+    "PCT",
+    ValueKind::Float {
+        min: 0.0,
+        max: 100.0,
+    },
+    "TPC-C: percent of New-Orders that take one of their lines from a remote warehouse, the \
+     others none (the PWV paper's ~10%); default: the specification's 1% of order lines, each \
+     on its own (about 10% of New-Orders). No effect with one warehouse.",
+)
+.sweeps();
+
 /// Every option of `-w tpcc` and `-w tpcc++`.
-pub const OPTIONS: &[&OptionSpec] = &[&WAREHOUSES, &TINY, &MIX, &NO_YTD];
+pub const OPTIONS: &[&OptionSpec] = &[&WAREHOUSES, &TINY, &MIX, &NO_YTD, &REMOTE_NEW_ORDER];
 
 /// The configuration when no option is given: one full-size warehouse for benchmarks; one tiny
 /// warehouse (every transaction of a district meets at the same rows) for verification. TPC-C++
@@ -57,7 +76,7 @@ pub fn defaults(purpose: Purpose, plus_plus: bool) -> TpccConfig {
             warehouses: 1,
             tiny: true,
             mix,
-            no_ytd: false,
+            ..TpccConfig::default()
         },
     }
 }
@@ -85,6 +104,7 @@ fn configure(settings: &Settings, d: TpccConfig) -> Result<Tpcc> {
         tiny: settings.flag(&TINY) || d.tiny,
         mix,
         no_ytd: settings.flag(&NO_YTD) || d.no_ytd,
+        remote_new_order: settings.float(&REMOTE_NEW_ORDER)?.or(d.remote_new_order),
     })
 }
 
@@ -118,6 +138,40 @@ mod tests {
         let standard = given(&[(&MIX, "standard")]);
         let w = Tpcc::plus_plus_from_settings(&standard, Purpose::Verify).unwrap();
         assert_eq!(w.config().mix, Mix::STANDARD, "--mix wins");
+    }
+
+    #[test]
+    fn remote_new_order_sweeps_and_is_refused_out_of_range() {
+        let points = given(&[(&REMOTE_NEW_ORDER, "0,10,50"), (&WAREHOUSES, "4")])
+            .sweep()
+            .unwrap();
+        assert_eq!(
+            points[1].0.as_ref().unwrap().to_string(),
+            "remote-new-order=10"
+        );
+        let pcts: Vec<Option<f64>> = points
+            .iter()
+            .map(|(_, one)| {
+                Tpcc::from_settings(one, Purpose::Bench)
+                    .unwrap()
+                    .config()
+                    .remote_new_order
+            })
+            .collect();
+        assert_eq!(pcts, [Some(0.0), Some(10.0), Some(50.0)]);
+        assert_eq!(
+            Tpcc::from_settings(&Settings::new(), Purpose::Bench)
+                .unwrap()
+                .config()
+                .remote_new_order,
+            None,
+            "the specification's behaviour unless given"
+        );
+        for bad in ["-1", "101", "x", "5,5"] {
+            assert!(REMOTE_NEW_ORDER.parse(bad).is_err(), "{bad}");
+        }
+        // Taken (to no effect) with one warehouse, so that a --warehouses sweep can start at 1.
+        assert!(Tpcc::from_settings(&given(&[(&REMOTE_NEW_ORDER, "10")]), Purpose::Verify).is_ok());
     }
 
     #[test]

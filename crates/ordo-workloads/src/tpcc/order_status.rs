@@ -8,8 +8,9 @@
 
 use super::customer::Lookup;
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 use std::hint::black_box;
 
 /// An Order-Status transaction.
@@ -89,6 +90,9 @@ impl Program for OrderStatus {
         if piece > 0 {
             out.push(piece - 1);
         }
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d) = (self.customer.w, self.customer.d);

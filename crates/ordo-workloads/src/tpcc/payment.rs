@@ -1,17 +1,25 @@
 //! Payment (clause 2.5): a customer pays; the warehouse's and district's year-to-date totals grow.
 //!
-//! | piece | does                                                                   | depends on |
-//! |-------|------------------------------------------------------------------------|------------|
-//! | 0     | `w_ytd += amount`, `d_ytd += amount` (only read them with `--no-ytd`)  | –          |
-//! | 1     | by last name (60%): scan CUSTOMER_BY_NAME for the middle customer      | –          |
-//! | 2     | update CUSTOMER (balance, ytd payment, count; c_data if bad credit); insert HISTORY | 0, 1 |
+//! | piece | does                                                                   | depends on        | declaration depends on |
+//! |-------|------------------------------------------------------------------------|-------------------|------------------------|
+//! | 0     | `w_ytd += amount`, `d_ytd += amount` (only read them with `--no-ytd`)  | –                 | –                      |
+//! | 1     | by last name (60%): scan CUSTOMER_BY_NAME for the middle customer      | –                 | –                      |
+//! | 2     | update CUSTOMER (balance, ytd payment, count; c_data if bad credit)    | 1 by name         | 1 by name              |
+//! | 3     | insert HISTORY (with the warehouse's and district's names)             | 0; 1 by name      | –                      |
+//!
+//! The edges are exact: by id nothing needs the (empty) piece 1, and the customer update needs
+//! nothing of piece 0. The HISTORY insert is a piece of its own because its key is an input
+//! (never stale), while the customer's key, by name, comes from the index scan: PWV treats a
+//! piece whose declaration came from a reconnaissance and names a record as abortable, and
+//! HISTORY's key is a record, the customer's a (warehouse, district) unit ([`super::units`]).
 //!
 //! The customer belongs to a remote warehouse in 15% of payments when there is more than one.
 
 use super::customer::Lookup;
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Abort, Access, Program, Tx, TxResult};
+use ordo::txn::{Abort, Access, ConflictUnits, Program, Tx, TxResult};
 
 /// A Payment transaction.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +64,7 @@ impl Program for Payment {
         "Payment"
     }
     fn pieces(&self) -> usize {
-        3
+        4
     }
     fn declare(&self, piece: usize, out: &mut Vec<Access>) {
         let (w, d) = (self.w, self.d);
@@ -82,21 +90,35 @@ impl Program for Payment {
                 ));
             }
             1 => self.customer.declare(out),
-            _ => {
-                out.push(Access::update(
-                    CUSTOMER,
-                    self.customer.key(),
-                    cust_reads(),
-                    cust_writes(),
-                ));
-                out.push(Access::insert(HISTORY, self.h_key));
-            }
+            2 => out.push(Access::update(
+                CUSTOMER,
+                self.customer.key(),
+                cust_reads(),
+                cust_writes(),
+            )),
+            _ => out.push(Access::insert(HISTORY, self.h_key)),
         }
     }
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if piece == 2 {
-            out.extend([0, 1]);
+        let by_name = self.customer.by_name();
+        match piece {
+            2 if by_name => out.push(1),
+            3 => {
+                out.push(0); // w_name, d_name
+                if by_name {
+                    out.push(1); // c
+                }
+            }
+            _ => {}
         }
+    }
+    fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
+        if piece == 2 && self.customer.by_name() {
+            out.push(1); // the customer found by last name
+        }
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d, amount) = (self.w, self.d, self.amount);
@@ -131,7 +153,7 @@ impl Program for Payment {
                 found.ok_or_else(|| Abort::user("Payment: no such warehouse or district"))?;
             }
             1 => self.customer.run(tx)?,
-            _ => {
+            2 => {
                 let (c, cd, cw) = (self.customer.c, self.customer.d, self.customer.w);
                 let scratch = &mut self.scratch;
                 tx.update(CUSTOMER, self.customer.key(), cust_reads(), |r| {
@@ -149,6 +171,9 @@ impl Program for Payment {
                     }
                 })?
                 .ok_or_else(|| Abort::user("Payment: no such customer"))?;
+            }
+            _ => {
+                let (c, cd, cw) = (self.customer.c, self.customer.d, self.customer.w);
                 let (wn, dn, date) = (&self.w_name, &self.d_name, self.date);
                 let scratch = &mut self.scratch;
                 scratch.clear();

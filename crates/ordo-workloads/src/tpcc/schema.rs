@@ -376,10 +376,30 @@ pub fn history_key(gen: u64, seq: u64) -> u64 {
     (1 << 63) | ((gen & ((1 << 23) - 1)) << 40) | (seq & ((1 << 40) - 1))
 }
 
-/// The district `(w, d)` of an ORDER / NEW-ORDER key.
+/// The district `(w, d)` (its [`dist_key`]) of an ORDER / NEW-ORDER key.
 #[inline]
 pub fn order_district(key: u64) -> u64 {
     key >> 32
+}
+/// The district `(w, d)` (its [`dist_key`]) of a CUSTOMER key.
+#[inline]
+pub fn cust_district(key: u64) -> u64 {
+    key >> 12
+}
+/// The district `(w, d)` (its [`dist_key`]) of an ORDER-LINE key.
+#[inline]
+pub fn ol_district(key: u64) -> u64 {
+    key >> 36
+}
+/// The district `(w, d)` (its [`dist_key`]) of an ORDER_BY_CUSTOMER key.
+#[inline]
+pub fn order_cust_district(key: u64) -> u64 {
+    key >> 44
+}
+/// The warehouse (its [`wh_key`]) of a STOCK key.
+#[inline]
+pub fn stock_warehouse(key: u64) -> u64 {
+    key >> 17
 }
 /// The o_id of an ORDER / NEW-ORDER key.
 #[inline]
@@ -402,6 +422,13 @@ mod tests {
         assert!(history_key(0, 0) > cust_key(w, 10, 4095));
         assert_eq!(order_district(order_key(3, 7, 99)), dist_key(3, 7));
         assert_eq!(order_id(order_key(3, 7, 99)), 99);
+        assert_eq!(cust_district(cust_key(w, 10, 4095)), dist_key(w, 10));
+        assert_eq!(ol_district(ol_key(w, 10, u32::MAX, 15)), dist_key(w, 10));
+        assert_eq!(
+            order_cust_district(order_cust_key(w, 10, 4095, u32::MAX)),
+            dist_key(w, 10)
+        );
+        assert_eq!(stock_warehouse(stock_key(w, (1 << 17) - 1)), wh_key(w));
         for (i, spec) in tables(1, 30, 100).iter().enumerate() {
             let named = [
                 "warehouse",

@@ -7,8 +7,9 @@
 //! | 2     | read STOCK of each distinct item; count those below the threshold    | 1          |
 
 use super::schema::*;
+use super::units::UNITS;
 use ordo::storage::ColumnSet;
-use ordo::txn::{Access, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
 
 /// A Stock-Level transaction.
 #[derive(Clone, Debug, Default)]
@@ -66,6 +67,9 @@ impl Program for StockLevel {
         if piece > 0 {
             out.push(piece - 1);
         }
+    }
+    fn conflict_units(&self) -> Option<ConflictUnits> {
+        Some(UNITS)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         match piece {

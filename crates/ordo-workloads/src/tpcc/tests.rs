@@ -13,6 +13,7 @@ fn tiny(warehouses: u32, mix: &str) -> Tpcc {
         tiny: true,
         mix: Mix::parse(mix).unwrap(),
         no_ytd: false,
+        remote_new_order: None,
     })
     .unwrap()
 }

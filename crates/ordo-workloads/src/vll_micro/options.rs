@@ -3,7 +3,7 @@
 //!
 //! `--ci` (Fig. 8) and `--multi-partition` (Fig. 9) sweep: given as a list in `ordo bench`, the run
 //! is repeated for each value. `--long` is shared with `-w vll-range`, which does the same extra
-//! work per record.
+//! work per record, and `--records` with `-w pwv-micro`, whose table is the same.
 
 use super::{VllMicro, VllMicroConfig, MAX_REMOTE_WAIT_US, PER_TXN};
 use crate::{Purpose, Result};
@@ -48,7 +48,7 @@ pub const RECORDS: OptionSpec = OptionSpec::new(
         min: 1,
         max: u64::MAX,
     },
-    "vll-micro: number of records.",
+    "vll-micro, pwv-micro: number of records.",
 );
 pub const REMOTE_WAIT: OptionSpec = OptionSpec::new(
     "remote-wait",

@@ -1,11 +1,16 @@
 //! `-w ycsb`'s options, their defaults for a benchmark or a verification run, and the rules between
 //! them ([`Ycsb::from_settings`]).
 //!
-//! `--theta`, `--hot-rows` and `--read-ratio` sweep: given as a list in `ordo bench`, the run is
-//! repeated for each value. `--hot-rows` and `--hot-per-txn` go together (the hot-set mode), and
-//! replace `--theta`'s Zipfian keys: give one key distribution or the other.
+//! `--theta`, `--hot-rows`, `--read-ratio` and `--commit-point` sweep: given as a list in `ordo
+//! bench`, the run is repeated for each value. `--hot-rows` and `--hot-per-txn` go together (the
+//! hot-set mode), and replace `--theta`'s Zipfian keys: give one key distribution or the other.
+//! `--abort-ratio` goes with `--commit-point`.
+//!
+//! The PWV paper's YCSB (§5.1–5.2): `--ops 20 --read-ratio 0 --rmw` over the default 1,000,000
+//! rows of 10 × 100 bytes, `--theta 0,0.3,0.6,0.9` (Fig. 3), and `--commit-point 0,5,10,15,20`
+//! at one θ (Fig. 4).
 
-use super::{HotSet, Ycsb, YcsbConfig, MAX_OPS};
+use super::{CommitPoint, HotSet, Ycsb, YcsbConfig, DEFAULT_ABORT_RATIO, MAX_OPS};
 use crate::{Purpose, Result};
 use ordo::options::{OptionSpec, Settings, ValueKind};
 
@@ -83,6 +88,25 @@ pub const FIELD_LEN: OptionSpec = OptionSpec::new(
     "YCSB: bytes per column.",
 );
 
+pub const COMMIT_POINT: OptionSpec = OptionSpec::new(
+    "commit-point",
+    "K",
+    ValueKind::Int {
+        min: 0,
+        max: MAX_OPS as u64,
+    },
+    "YCSB: an explicit abort check in every transaction after its K-th write (0 to --ops; the \
+     PWV paper's commit position, Fig. 4), which aborts the fraction --abort-ratio of them.",
+)
+.sweeps();
+pub const ABORT_RATIO: OptionSpec = OptionSpec::new(
+    "abort-ratio",
+    "FRACTION",
+    ValueKind::Float { min: 0.0, max: 1.0 },
+    "YCSB: with --commit-point, the fraction of transactions its check aborts (a flag drawn with \
+     each transaction, so every protocol aborts the same ones; default 0.01).",
+);
+
 /// Every option of `-w ycsb`.
 pub const OPTIONS: &[&OptionSpec] = &[
     &ROWS,
@@ -94,6 +118,8 @@ pub const OPTIONS: &[&OptionSpec] = &[
     &HOT_PER_TXN,
     &FIELDS,
     &FIELD_LEN,
+    &COMMIT_POINT,
+    &ABORT_RATIO,
 ];
 
 /// The configuration when no option is given: the papers' for benchmarks; a small, contended
@@ -126,6 +152,15 @@ impl Ycsb {
             (None, Some(_)) => return Err(HOT_PER_TXN.error("needs --hot-rows").into()),
             (None, None) => d.hot,
         };
+        let abort_ratio = settings.float(&ABORT_RATIO)?;
+        let commit_point = match (settings.int_as::<usize>(&COMMIT_POINT)?, abort_ratio) {
+            (Some(after_writes), ratio) => Some(CommitPoint {
+                after_writes,
+                abort_ratio: ratio.unwrap_or(DEFAULT_ABORT_RATIO),
+            }),
+            (None, Some(_)) => return Err(ABORT_RATIO.error("needs --commit-point").into()),
+            (None, None) => d.commit_point,
+        };
         if hot_rows.is_some() && theta.is_some() {
             return Err(THETA
                 .error("and --hot-rows are alternative key distributions: give one")
@@ -140,6 +175,7 @@ impl Ycsb {
             theta: theta.unwrap_or(d.theta),
             rmw: settings.flag(&RMW) || d.rmw,
             hot,
+            commit_point,
         })
     }
 }
@@ -265,6 +301,86 @@ mod tests {
             Ycsb::from_settings(&both, Purpose::Bench),
             Err(Error::Option(_))
         ));
+    }
+
+    #[test]
+    fn the_commit_point_sweeps_and_takes_its_abort_ratio_along() {
+        let points = given(&[(&COMMIT_POINT, "0,10,20"), (&OPS, "20"), (&READ_RATIO, "0")])
+            .sweep()
+            .unwrap();
+        assert_eq!(points.len(), 3);
+        assert_eq!(points[1].0.as_ref().unwrap().to_string(), "commit-point=10");
+        for ((_, one), k) in points.iter().zip([0, 10, 20]) {
+            let w = Ycsb::from_settings(one, Purpose::Bench).unwrap();
+            assert_eq!(
+                w.config().commit_point,
+                Some(CommitPoint {
+                    after_writes: k,
+                    abort_ratio: DEFAULT_ABORT_RATIO
+                })
+            );
+        }
+        let w = Ycsb::from_settings(
+            &given(&[(&COMMIT_POINT, "3"), (&ABORT_RATIO, "0.5")]),
+            Purpose::Verify,
+        )
+        .unwrap();
+        assert_eq!(w.config().commit_point.unwrap().abort_ratio, 0.5);
+        assert_eq!(
+            Ycsb::from_settings(&Settings::new(), Purpose::Bench)
+                .unwrap()
+                .config()
+                .commit_point,
+            None,
+            "none unless asked for"
+        );
+    }
+
+    #[test]
+    fn a_commit_point_beyond_the_requests_or_a_ratio_alone_is_refused() {
+        // Past --ops (16 by default, 8 for verification).
+        let e = error(&given(&[(&COMMIT_POINT, "17")]), Purpose::Bench);
+        assert!(
+            e.starts_with("--commit-point (17) cannot exceed --ops (16)"),
+            "{e}"
+        );
+        let e = error(&given(&[(&COMMIT_POINT, "9")]), Purpose::Verify);
+        assert!(
+            e.starts_with("--commit-point (9) cannot exceed --ops (8)"),
+            "{e}"
+        );
+        assert_eq!(
+            error(&given(&[(&ABORT_RATIO, "0.1")]), Purpose::Bench),
+            "--abort-ratio needs --commit-point"
+        );
+        for bad in ["-1", "x", "1.5", "1025"] {
+            assert!(COMMIT_POINT.parse(bad).is_err(), "{bad}");
+        }
+        for bad in ["-0.1", "1.01", "nan", "0.1,0.2"] {
+            assert!(ABORT_RATIO.parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_pwv_papers_setup_is_reachable() {
+        // §5.1: 1,000,000 records of 1,000 bytes, 20 read-modify-writes per transaction, θ swept.
+        let s = given(&[
+            (&OPS, "20"),
+            (&READ_RATIO, "0"),
+            (&RMW, ""),
+            (&THETA, "0,0.3,0.6,0.9"),
+        ]);
+        for (_, one) in s.sweep().unwrap() {
+            let c = Ycsb::from_settings(&one, Purpose::Bench)
+                .unwrap()
+                .config()
+                .clone();
+            assert_eq!(
+                (c.rows, c.fields * c.field_len as usize),
+                (1_000_000, 1_000)
+            );
+            assert_eq!((c.ops, c.read_ratio, c.rmw), (20, 0.0, true));
+        }
     }
 
     #[test]
