@@ -32,6 +32,7 @@
 //! can order) run last, alone, on the first participant's core.
 
 use super::batch::{Batch, TxnSlot};
+use super::graph::Entry;
 use super::plan::{PiecePlan, ABORT, COMMIT, COMPLETED, EXECUTED};
 use crate::storage::Database;
 use crossbeam_utils::Backoff;
@@ -124,18 +125,24 @@ fn build(batch: &Batch, rank: usize) {
         let plan = &batch.parts[part as usize].plan;
         let unit = &plan.units[u as usize];
         let list = (unit.slot.load(Ordering::Relaxed) >> 32) as u32;
+        let members = &plan.unit_members[unit.members.start as usize..unit.members.end as usize];
+        let sole = match members {
+            &[m] => m,
+            _ => Entry::MEMBERS,
+        };
         let (pos, ready) = graph(unit.partition).append(
             list,
-            super::graph::Entry {
+            Entry {
                 part,
                 unit: u,
+                sole,
                 write: unit.write,
             },
         );
         unit.slot
             .store((list as u64) << 32 | pos as u64, Ordering::Relaxed);
         if !ready {
-            for &m in &plan.unit_members[unit.members.start as usize..unit.members.end as usize] {
+            for &m in members {
                 plan.pieces[m as usize].wait.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -329,6 +336,9 @@ impl Core<'_> {
                 // SAFETY: the batch is past its build barrier, and not yet past its end.
                 let graph = unsafe { batch.graphs[unit.partition as usize].get() };
                 graph.complete(list, |e| {
+                    if e.sole != Entry::MEMBERS {
+                        return self.settle(e.part, e.sole);
+                    }
                     let p = &batch.parts[e.part as usize].plan;
                     let members = &p.units[e.unit as usize].members;
                     for &m in &p.unit_members[members.start as usize..members.end as usize] {
