@@ -192,18 +192,94 @@ pub struct Dnf {
 }
 
 impl Dnf {
-    /// The DNF of `p`, or `None` past `limit` terms.
+    /// The DNF of `p`, or `None` past `limit` terms. Built flat, node by node (no vector per term),
+    /// then pruned of terms that contradict themselves.
     pub fn of(p: &Predicate, limit: u64, solver: &mut Solver) -> Option<Dnf> {
-        let terms = to_dnf(p, limit)?;
-        let mut d = Dnf::default();
-        for t in terms {
-            let bounds: Vec<Bound> = t.iter().map(Bound::of).collect();
-            if solver.satisfiable(&[&bounds]) {
-                d.atoms.extend_from_slice(&bounds);
-                d.ends.push(d.atoms.len() as u32);
+        if term_count(p) > limit {
+            return None;
+        }
+        // Compact in place, dropping terms that contradict themselves.
+        let mut d = Dnf::build(p);
+        let (mut atoms, mut terms, mut start) = (0, 0, 0);
+        for i in 0..d.ends.len() {
+            let end = d.ends[i] as usize;
+            let t = &d.atoms[start..end];
+            let alone =
+                matches!(t, [] | [Bound { ne: true, .. }]) || matches!(t, [b] if b.lo <= b.hi);
+            if alone || solver.satisfiable(&[t]) {
+                d.atoms.copy_within(start..end, atoms);
+                atoms += end - start;
+                d.ends[terms] = atoms as u32;
+                terms += 1;
+            }
+            start = end;
+        }
+        d.atoms.truncate(atoms);
+        d.ends.truncate(terms);
+        Some(d)
+    }
+
+    fn build(p: &Predicate) -> Dnf {
+        match p {
+            Expr::True => Dnf {
+                atoms: vec![],
+                ends: vec![0],
+            },
+            Expr::False => Dnf::default(),
+            Expr::Atom(a) => Dnf {
+                atoms: vec![Bound::of(a)],
+                ends: vec![1],
+            },
+            Expr::Or(ps) => {
+                let mut d = Dnf::default();
+                for q in ps {
+                    let part = Dnf::build(q);
+                    let base = d.atoms.len() as u32;
+                    d.atoms.extend_from_slice(&part.atoms);
+                    d.ends.extend(part.ends.iter().map(|e| e + base));
+                }
+                d
+            }
+            Expr::And(ps) => {
+                // A conjunction of atoms is one term: no products.
+                if ps.iter().all(|q| matches!(q, Expr::Atom(_))) {
+                    let atoms: Vec<Bound> = ps
+                        .iter()
+                        .map(|q| match q {
+                            Expr::Atom(a) => Bound::of(a),
+                            _ => unreachable!("all atoms"),
+                        })
+                        .collect();
+                    let n = atoms.len() as u32;
+                    return Dnf {
+                        atoms,
+                        ends: vec![n],
+                    };
+                }
+                let mut acc = Dnf {
+                    atoms: vec![],
+                    ends: vec![0],
+                };
+                for q in ps {
+                    let part = Dnf::build(q);
+                    let mut next = Dnf {
+                        atoms: Vec::with_capacity(
+                            acc.atoms.len() * part.len() + part.atoms.len() * acc.len(),
+                        ),
+                        ends: Vec::with_capacity(acc.len() * part.len()),
+                    };
+                    for t in acc.terms() {
+                        for u in part.terms() {
+                            next.atoms.extend_from_slice(t);
+                            next.atoms.extend_from_slice(u);
+                            next.ends.push(next.atoms.len() as u32);
+                        }
+                    }
+                    acc = next;
+                }
+                acc
             }
         }
-        Some(d)
     }
 
     pub fn len(&self) -> usize {

@@ -97,6 +97,20 @@ pub struct Grouped {
     pub conjuncts: Vec<Conjunct>,
 }
 
+/// The top-level conjuncts of `p`, without copying: nested ∧ flattened, `TRUE` skipped; `false` if
+/// one is `FALSE` (then `p` is unsatisfiable).
+fn conjunct_refs<'a, V>(p: &'a Expr<V>, out: &mut Vec<&'a Expr<V>>) -> bool {
+    match p {
+        Expr::True => true,
+        Expr::False => false,
+        Expr::And(ps) => ps.iter().all(|q| conjunct_refs(q, out)),
+        _ => {
+            out.push(p);
+            true
+        }
+    }
+}
+
 /// The top-level conjuncts of `p` (after `simplify`, which flattens nested ∧).
 pub fn top_level_conjuncts<V: Copy>(p: &Expr<V>) -> Vec<Expr<V>> {
     match p.simplify() {
@@ -111,25 +125,29 @@ impl Grouped {
     /// unsatisfiable (then it conflicts with nothing). Groups of `p`'s own conjuncts past `limit`
     /// terms are assumed satisfiable.
     pub fn of(p: &Predicate, limit: u64, solver: &mut Solver) -> Option<Grouped> {
-        let mut conjuncts = Vec::new();
-        for c in top_level_conjuncts(p) {
-            if c == Expr::False {
-                return None;
-            }
+        let mut parts = Vec::new();
+        if !conjunct_refs(p, &mut parts) {
+            return None;
+        }
+        let mut conjuncts = Vec::with_capacity(parts.len());
+        let (mut seen, mut shared) = (0u64, false);
+        for c in parts {
             let columns = c.columns();
-            match Dnf::of(&c, limit, solver) {
+            match Dnf::of(c, limit, solver) {
                 None => conjuncts.push(Conjunct { columns, dnf: None }),
                 Some(d) if d.is_empty() => return None,
-                Some(d) if d.terms().any(|t| t.is_empty()) => {} // always true: drop
+                Some(d) if d.terms().any(|t| t.is_empty()) => continue, // always true: drop
                 Some(d) => conjuncts.push(Conjunct {
                     columns,
                     dnf: Some(d),
                 }),
             }
+            shared |= seen & columns != 0;
+            seen |= columns;
         }
         let g = Grouped { conjuncts };
-        g.intersects(&Grouped::default(), limit, solver)
-            .then_some(g)
+        // Conjuncts over disjoint columns are satisfiable together (each is on its own).
+        (!shared || g.intersects(&Grouped::default(), limit, solver)).then_some(g)
     }
 
     /// Is `self ∧ other` satisfiable? Exact up to `limit` terms per group, `true` (conflict) past it.
@@ -160,21 +178,37 @@ impl Grouped {
         uf.union_by_columns(n, |i| conjunct(i).columns);
         let alone = other.conjuncts.is_empty();
         let mut members: Vec<usize> = Vec::new();
+        let mut dnfs: Vec<&Dnf> = Vec::new();
         for root in 0..n {
             if uf.find(root) != root {
                 continue;
             }
-            members.clear();
-            members.extend((root..n).filter(|&i| uf.find(i) == root));
-            // A group of one side's conjuncts only is satisfiable (each side is), unless we are
-            // checking `self` alone; a group of one conjunct always is (its DNF is non-empty).
-            let mixed = members.iter().any(|&i| i < na) && members.iter().any(|&i| i >= na);
-            if members.len() < 2 || !(mixed || alone) {
+            // A group of one conjunct is satisfiable (its DNF is non-empty), and so is a group of one
+            // side's conjuncts only (each side is), unless we are checking `self` alone.
+            let (mut size, mut left, mut right) = (0, false, false);
+            for i in root..n {
+                if uf.find(i) == root {
+                    size += 1;
+                    left |= i < na;
+                    right |= i >= na;
+                }
+            }
+            if size < 2 || !(left && right || alone) {
                 continue;
             }
-            let dnfs: Option<Vec<&Dnf>> =
-                members.iter().map(|&i| conjunct(i).dnf.as_ref()).collect();
-            let Some(dnfs) = dnfs else { continue }; // a conjunct past the limit: assume satisfiable
+            members.clear();
+            members.extend((root..n).filter(|&i| uf.find(i) == root));
+            dnfs.clear();
+            let mut unknown = false;
+            for &i in &members {
+                match conjunct(i).dnf.as_ref() {
+                    Some(d) => dnfs.push(d),
+                    None => unknown = true,
+                }
+            }
+            if unknown {
+                continue; // a conjunct past the limit: assume satisfiable
+            }
             if !group_satisfiable(&dnfs, limit, solver) {
                 return false;
             }
@@ -194,6 +228,10 @@ pub fn group_satisfiable(parts: &[&Dnf], limit: u64, solver: &mut Solver) -> boo
     }
     if product == 0 {
         return false;
+    }
+    if let [a, b] = parts {
+        // The common case, two conjuncts meeting on one column: no odometer.
+        return a.intersects(b, solver);
     }
     let mut at = vec![0usize; parts.len()];
     loop {
