@@ -31,11 +31,15 @@ use crate::prepared::TemplateId;
 /// A relation's index in the list the lock manager was built with.
 pub type RelationId = u32;
 
-/// Past this many DNF terms (of one predicate, one group, or one pair's product) even a manager
-/// without the threshold answers "conflict" instead of converting: the naive manager's worst case is
-/// exponential, and it must never run out of memory or stall for minutes. SubscriberScan's 8
-/// conjuncts (256 terms a predicate, 65,536 a pair) stay below it.
-pub const HARD_LIMIT: u64 = 1 << 20;
+/// Past this many DNF terms of one predicate (or one conjunct) even a manager without the threshold
+/// stores no DNF and answers "conflict": the naive manager's worst case is exponential, and it must
+/// never run out of memory. SubscriberScan's 8 conjuncts (256 terms) stay well below it.
+pub const HARD_TERMS: u64 = 1 << 16;
+
+/// Past this many term combinations tested for one pair (the product of two DNFs, or of a group's
+/// conjuncts) even a manager without the threshold answers "conflict" rather than stall: about a
+/// second of work. SubscriberScan's 8 conjuncts (65,536 term pairs) stay below it.
+pub const HARD_PRODUCT: u64 = 1 << 24;
 
 /// A set of column ids below 64, as a bit mask.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -235,14 +239,25 @@ impl ConflictRule {
         ConflictRule { opts, graph }
     }
 
-    /// The most DNF terms converted: the threshold k if set, else [`HARD_LIMIT`].
-    pub fn limit(&self) -> u64 {
-        self.opts.threshold.unwrap_or(HARD_LIMIT).min(HARD_LIMIT)
+    /// The most DNF terms a predicate is converted to: the threshold k if set, at most
+    /// [`HARD_TERMS`].
+    pub fn dnf_limit(&self) -> u64 {
+        self.opts.threshold.unwrap_or(HARD_TERMS).min(HARD_TERMS)
     }
 
-    /// Compile a predicate for this rule: full DNF, or conjuncts when grouping.
+    /// The most term combinations tested for one pair: the threshold k if set, at most
+    /// [`HARD_PRODUCT`].
+    pub fn product_limit(&self) -> u64 {
+        self.opts
+            .threshold
+            .unwrap_or(HARD_PRODUCT)
+            .min(HARD_PRODUCT)
+    }
+
+    /// Compile a predicate for this rule: full DNF, or conjuncts when grouping. Expects a validated
+    /// predicate ([`Expr::validate`]: its depth bounds the recursion).
     pub fn compile(&self, p: &Predicate, solver: &mut Solver) -> Form {
-        let limit = self.limit();
+        let limit = self.dnf_limit();
         if self.opts.grouping {
             match Grouped::of(p, limit, solver) {
                 None => Form::Unsat,
@@ -312,7 +327,7 @@ impl ConflictRule {
 
     /// Rule 3 on compiled forms.
     pub fn predicates_intersect(&self, a: &Form, b: &Form, solver: &mut Solver) -> bool {
-        let limit = self.limit();
+        let limit = self.product_limit();
         match (a, b) {
             (Form::Unsat, _) | (_, Form::Unsat) => false,
             (Form::Coarse, _) | (_, Form::Coarse) => true,
@@ -455,6 +470,27 @@ mod tests {
             !g.conflict(&a, &b, &mut Solver::default()),
             "2 groups of 4 terms each ≤ k = 8: exact"
         );
+    }
+
+    #[test]
+    fn blow_ups_past_the_hard_caps_are_conflicts_not_crashes() {
+        // 2^40 DNF terms: the naive rule stores none and answers "conflict"; grouping is exact.
+        let wide = (0..40)
+            .map(|i| format!("(c{} = 1 OR c{} = 2)", i % 20, i % 20))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        let other = "c0 = 3";
+        let naive = ConflictRule::new(Optimizations::naive(), ConflictGraph::default());
+        let a = lock(&naive, 1, 0, Select, &wide, &[], &[]);
+        assert!(matches!(a.form.get(), Some(Form::Coarse)));
+        let b = lock(&naive, 2, 0, Update, other, &[], &[0]);
+        assert!(naive.conflict(&a, &b, &mut Solver::default()));
+        let mut o = Optimizations::naive();
+        o.grouping = true;
+        let grouped = ConflictRule::new(o, ConflictGraph::default());
+        let a = lock(&grouped, 1, 0, Select, &wide, &[], &[]);
+        let b = lock(&grouped, 2, 0, Update, other, &[], &[0]);
+        assert!(!grouped.conflict(&a, &b, &mut Solver::default()));
     }
 
     #[test]

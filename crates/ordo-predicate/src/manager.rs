@@ -266,15 +266,15 @@ impl LockManager {
     /// [`Error::Timeout`] the lock stays held until [`LockManager::release`], which the caller
     /// must call before it restarts. Other errors take no lock.
     pub fn acquire(&self, tx: &mut Txn, req: Request<'_>) -> Result<(), Error> {
-        if req.kind == StatementKind::Select && !tx.isolation.locks_reads() {
-            return Ok(());
-        }
         let rel = self
             .relations
             .get(req.relation as usize)
             .ok_or(Error::UnknownRelation(req.relation))?;
         req.predicate.validate(rel.width)?;
         let (read, write) = columns(rel, req.kind, req.read, req.write, req.predicate.columns())?;
+        if req.kind == StatementKind::Select && !tx.isolation.locks_reads() {
+            return Ok(());
+        }
         let keys = rel.key.and_then(|k| key_values(req.predicate, k));
         let form = self.rule.compile(req.predicate, &mut tx.solver);
         let lock = Lock::ad_hoc(tx.id, req.relation, req.kind, form, read, write);
@@ -294,9 +294,6 @@ impl LockManager {
             .graph
             .template(template)
             .ok_or(Error::UnknownTemplate(template))?;
-        if t.kind == StatementKind::Select && !tx.isolation.locks_reads() {
-            return Ok(());
-        }
         let arity = t.predicate.arity();
         if params.len() != arity {
             return Err(Error::Arity {
@@ -304,6 +301,9 @@ impl LockManager {
                 expected: arity,
                 given: params.len(),
             });
+        }
+        if t.kind == StatementKind::Select && !tx.isolation.locks_reads() {
+            return Ok(());
         }
         let keys: Option<Vec<i64>> = self.template_keys[template as usize].as_ref().map(|vs| {
             vs.iter()

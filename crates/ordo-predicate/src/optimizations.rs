@@ -20,9 +20,10 @@ pub struct Optimizations {
     pub filter: bool,
     /// §2.2.4: conflicts over columns (R∩W', W∩R', W∩W') instead of relations and modes.
     pub column_level: bool,
-    /// §2.2.4: the DNF blow-up threshold k; `None` converts whatever it is given (up to a hard cap
-    /// of [`crate::lock::HARD_LIMIT`] terms, past which even the naive manager answers "conflict"
-    /// rather than run out of memory).
+    /// §2.2.4: the DNF blow-up threshold k; `None` converts whatever it is given, up to the hard
+    /// caps [`crate::lock::HARD_TERMS`] (terms stored per predicate) and [`crate::lock::HARD_PRODUCT`]
+    /// (term combinations tested per pair), past which even the naive manager answers "conflict"
+    /// rather than run out of memory or stall.
     pub threshold: Option<u64>,
 }
 

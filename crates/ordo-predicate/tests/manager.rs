@@ -579,6 +579,23 @@ fn malformed_requests_are_errors_and_take_no_lock() {
             given: 1
         })
     );
+    // Read uncommitted takes no read lock, but still refuses a malformed one.
+    let mut ru = plm.begin(Isolation::ReadUncommitted);
+    assert_eq!(
+        plm.acquire(&mut ru, req(Select, &bad_col, &[], &[])),
+        Err(Error::ColumnOutOfRange {
+            column: 3,
+            width: 3
+        })
+    );
+    assert_eq!(
+        plm.acquire_prepared(&mut ru, 0, &[]),
+        Err(Error::Arity {
+            template: 0,
+            expected: 1,
+            given: 0
+        })
+    );
     assert_eq!(t.held(), 0);
     assert_eq!(plm.active(), 0);
     // Bad configurations.
