@@ -77,7 +77,7 @@ pub mod prepared;
 pub use error::Error;
 pub use isolation::Isolation;
 pub use lock::{ColumnSet, RelationId, StatementKind};
-pub use manager::{Config, LockManager, RelationSpec, Request, Txn};
+pub use manager::{Config, LockManager, RelationSpec, Request, Txn, Waiter};
 pub use optimizations::{Optimizations, Step};
 pub use predicate::{ColumnId, Expr, Op, Predicate, Prepared, Value};
 pub use prepared::{Template, TemplateId};

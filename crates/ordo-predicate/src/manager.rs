@@ -75,6 +75,27 @@ impl Default for Config {
     }
 }
 
+/// Who waits: a hook the manager calls while an acquisition waits for a conflicting lock, so a
+/// caller can report the wait (an interactive session's observer), look for a deadlock of its own
+/// (§3.1 leaves the method open: "deadlock avoidance or detection"), or give up. `()` is the plain
+/// waiter: one condition-variable wait until the lock is released or the timeout passes.
+pub trait Waiter {
+    /// How long one slice of a wait lasts before [`Waiter::round`] is called again; `None` waits
+    /// until the release or the deadline in one go (and calls `round` once per conflicting lock).
+    fn slice(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Called before each slice of a wait for a lock of transaction `holder` (a [`Txn::id`]);
+    /// `false` gives up now: the acquisition returns [`Error::Timeout`] as if the timeout had passed.
+    fn round(&mut self, holder: u64) -> bool {
+        let _ = holder;
+        true
+    }
+}
+
+impl Waiter for () {}
+
 /// An ad hoc lock request: the relation, what kind of statement, its predicate and the columns it
 /// reads and writes (the predicate's own columns are added to `read`; inserts and deletes write every
 /// column).
@@ -247,7 +268,9 @@ impl LockManager {
         &self.rule
     }
 
-    /// A new transaction context.
+    /// A new transaction context. A worker may keep one for all its transactions, one after another:
+    /// once [`LockManager::release`] returned it holds nothing, and its id only tells its locks from
+    /// other contexts' (no fresh id, no shared counter, per transaction).
     pub fn begin(&self, isolation: Isolation) -> Txn {
         let id = self.next_txn.fetch_add(1, Ordering::Relaxed);
         let rng = RandomState::new().hash_one(id) | 1;
@@ -266,6 +289,16 @@ impl LockManager {
     /// [`Error::Timeout`] the lock stays held until [`LockManager::release`], which the caller
     /// must call before it restarts. Other errors take no lock.
     pub fn acquire(&self, tx: &mut Txn, req: Request<'_>) -> Result<(), Error> {
+        self.acquire_with(tx, req, &mut ())
+    }
+
+    /// [`LockManager::acquire`] with a [`Waiter`].
+    pub fn acquire_with(
+        &self,
+        tx: &mut Txn,
+        req: Request<'_>,
+        waiter: &mut impl Waiter,
+    ) -> Result<(), Error> {
         let rel = self
             .relations
             .get(req.relation as usize)
@@ -278,7 +311,7 @@ impl LockManager {
         let keys = rel.key.and_then(|k| key_values(req.predicate, k));
         let form = self.rule.compile(req.predicate, &mut tx.solver);
         let lock = Lock::ad_hoc(tx.id, req.relation, req.kind, form, read, write);
-        self.insert_and_wait(tx, lock, keys.as_deref())
+        self.insert_and_wait(tx, lock, keys.as_deref(), waiter)
     }
 
     /// Acquire the lock of prepared request `template` with `params` (§3.2's prepared path; handled
@@ -288,6 +321,24 @@ impl LockManager {
         tx: &mut Txn,
         template: TemplateId,
         params: &[i64],
+    ) -> Result<(), Error> {
+        self.acquire_prepared_with(tx, template, params, None, &mut ())
+    }
+
+    /// [`LockManager::acquire_prepared`] with the columns this request really reads and writes
+    /// (`columns`: `(read, write)`, each within the template's; the template's when `None`) and a
+    /// [`Waiter`]. A template may declare wide column sets (every column of its relation) once, and
+    /// each request narrow them: the conflict graph's edges were derived with the wide sets, so an
+    /// edge it dropped stays droppable, and the column rule (§2.2.4) is applied again to the narrow
+    /// sets at run time. Inserts and deletes keep writing every column. A set wider than the
+    /// template's is refused ([`Error::ColumnOutOfRange`] names a column outside it).
+    pub fn acquire_prepared_with(
+        &self,
+        tx: &mut Txn,
+        template: TemplateId,
+        params: &[i64],
+        columns: Option<(ColumnSet, ColumnSet)>,
+        waiter: &mut impl Waiter,
     ) -> Result<(), Error> {
         let t = self
             .rule
@@ -305,6 +356,27 @@ impl LockManager {
         if t.kind == StatementKind::Select && !tx.isolation.locks_reads() {
             return Ok(());
         }
+        let (read, write) = match columns {
+            None => (t.read, t.write),
+            Some((read, write)) => {
+                let read = read.union(ColumnSet(t.predicate.columns()));
+                let write = if t.kind.is_insert_or_delete() {
+                    t.write
+                } else {
+                    write
+                };
+                for (set, within) in [(read, t.read), (write, t.write)] {
+                    let outside = set.0 & !within.0;
+                    if outside != 0 {
+                        return Err(Error::ColumnOutOfRange {
+                            column: outside.trailing_zeros() as ColumnId,
+                            width: self.relations[t.relation as usize].width,
+                        });
+                    }
+                }
+                (read, write)
+            }
+        };
         let keys: Option<Vec<i64>> = self.template_keys[template as usize].as_ref().map(|vs| {
             vs.iter()
                 .map(|v| match *v {
@@ -314,7 +386,7 @@ impl LockManager {
                 .collect()
         });
         let lock = if self.rule.opts.prepared {
-            Lock::prepared(tx.id, template, params, t.relation, t.kind, t.read, t.write)
+            Lock::prepared(tx.id, template, params, t.relation, t.kind, read, write)
         } else {
             let p = t.predicate.bind(params).ok_or(Error::Arity {
                 template,
@@ -322,9 +394,9 @@ impl LockManager {
                 given: params.len(),
             })?;
             let form = self.rule.compile(&p, &mut tx.solver);
-            Lock::ad_hoc(tx.id, t.relation, t.kind, form, t.read, t.write)
+            Lock::ad_hoc(tx.id, t.relation, t.kind, form, read, write)
         };
-        self.insert_and_wait(tx, lock, keys.as_deref())
+        self.insert_and_wait(tx, lock, keys.as_deref(), waiter)
     }
 
     fn insert_and_wait(
@@ -332,6 +404,7 @@ impl LockManager {
         tx: &mut Txn,
         mut lock: Lock,
         keys: Option<&[i64]>,
+        waiter: &mut impl Waiter,
     ) -> Result<(), Error> {
         let relation = lock.relation;
         let is_point = keys.is_some_and(|k| !k.is_empty());
@@ -371,7 +444,23 @@ impl LockManager {
                     d
                 }
             };
-            if !self.bucket(&place, *index).wait_released(old, until) {
+            let bucket = self.bucket(&place, *index);
+            let released = loop {
+                if !waiter.round(old.txn) {
+                    break false;
+                }
+                let end = match waiter.slice() {
+                    Some(s) => until.min(Instant::now() + s),
+                    None => until,
+                };
+                if bucket.wait_released(old, end) {
+                    break true;
+                }
+                if end >= until {
+                    break false;
+                }
+            };
+            if !released {
                 result = Err(Error::Timeout);
                 break;
             }

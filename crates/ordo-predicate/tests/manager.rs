@@ -8,7 +8,7 @@ use std::time::Duration;
 use ordo_predicate::lock::row_predicate;
 use ordo_predicate::{
     ColumnSet, Config, Error, Isolation, LockManager, Optimizations, Predicate, Prepared,
-    RelationSpec, Request, StatementKind, Step, Template, Txn,
+    RelationSpec, Request, StatementKind, Step, Template, Txn, Waiter,
 };
 
 use StatementKind::*;
@@ -686,5 +686,95 @@ fn many_threads_no_lost_wakeups() {
             h.join().unwrap();
         }
         assert_eq!(plm.active(), 0);
+    }
+}
+
+/// A wide template narrowed per request: the column rule sees the narrow sets, a set wider than
+/// the template's is refused, and inserts keep writing every column.
+#[test]
+fn narrowed_prepared_requests_use_their_own_columns() {
+    for step in Step::ALL {
+        let all = ColumnSet::of(&[0, 1, 2]);
+        let wide = |kind, p: &str| Template {
+            relation: 0,
+            kind,
+            predicate: Prepared::parse_with(p, column).unwrap(),
+            read: all,
+            write: if kind == Select { ColumnSet::NONE } else { all },
+        };
+        let plm = LockManager::new(
+            vec![RelationSpec::new("t", 3, Some(0), 8)],
+            vec![wide(Select, "k = $1"), wide(Update, "k = $1")],
+            Optimizations::cumulative(step),
+            IMPATIENT,
+        )
+        .unwrap();
+        let mut a = plm.begin(Isolation::Serializable);
+        let mut b = plm.begin(Isolation::Serializable);
+        let cols = |r: &[u16], w: &[u16]| Some((ColumnSet::of(r), ColumnSet::of(w)));
+        plm.acquire_prepared_with(&mut a, 0, &[1], cols(&[1], &[]), &mut ())
+            .unwrap();
+        let r = plm.acquire_prepared_with(&mut b, 1, &[1], cols(&[2], &[2]), &mut ());
+        assert_eq!(
+            r.is_ok(),
+            Optimizations::cumulative(step).column_level,
+            "{step:?}: a write of v against a read of x"
+        );
+        plm.release(&mut b);
+        let r = plm.acquire_prepared_with(&mut b, 0, &[2], cols(&[1], &[2]), &mut ());
+        assert!(
+            matches!(r, Err(Error::ColumnOutOfRange { column: 2, .. })),
+            "{step:?}: a select that writes: {r:?}"
+        );
+        plm.release(&mut a);
+        plm.release(&mut b);
+        assert_eq!(plm.active(), 0);
+    }
+}
+
+/// A [`Waiter`] sees every slice of a wait with the holder's id, and can give up.
+#[test]
+fn a_waiter_sees_the_rounds_and_can_give_up() {
+    struct Counting {
+        rounds: u32,
+        holder: u64,
+        give_up_after: u32,
+    }
+    impl Waiter for Counting {
+        fn slice(&self) -> Option<Duration> {
+            Some(Duration::from_millis(1))
+        }
+        fn round(&mut self, holder: u64) -> bool {
+            self.rounds += 1;
+            self.holder = holder;
+            self.rounds <= self.give_up_after
+        }
+    }
+    for step in Step::ALL {
+        let plm = manager(step, PATIENT);
+        let mut a = plm.begin(Isolation::Serializable);
+        let mut b = plm.begin(Isolation::Serializable);
+        let row = p("k = 1");
+        plm.acquire(&mut a, req(Update, &row, &[], &[2])).unwrap();
+        let mut w = Counting {
+            rounds: 0,
+            holder: 0,
+            give_up_after: 5,
+        };
+        let started = std::time::Instant::now();
+        let r = plm.acquire_with(&mut b, req(Update, &row, &[], &[2]), &mut w);
+        assert_eq!(r, Err(Error::Timeout), "{step:?}");
+        assert_eq!(w.rounds, 6, "{step:?}");
+        assert_eq!(w.holder, a.id(), "{step:?}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{step:?}");
+        plm.release(&mut b);
+        // Without conflicts the waiter is never called.
+        let mut c = plm.begin(Isolation::Serializable);
+        let other = p("k = 2");
+        plm.acquire_with(&mut c, req(Update, &other, &[], &[2]), &mut w)
+            .unwrap();
+        assert_eq!(w.rounds, 6, "{step:?}");
+        plm.release(&mut c);
+        plm.release(&mut a);
     }
 }
