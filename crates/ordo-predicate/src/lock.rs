@@ -196,6 +196,41 @@ impl Lock {
         Lock::new(txn, relation, kind, source, None, read, write)
     }
 
+    /// A prepared lock handled ad hoc (the prepared optimization off): compared by its compiled
+    /// `form`, and still named by its template and parameters (so a repeat is recognised).
+    #[allow(clippy::too_many_arguments)]
+    pub fn bound(
+        txn: u64,
+        template: TemplateId,
+        params: &[i64],
+        relation: RelationId,
+        kind: StatementKind,
+        form: Form,
+        read: ColumnSet,
+        write: ColumnSet,
+    ) -> Lock {
+        let source = Source::Prepared {
+            template,
+            params: params.into(),
+        };
+        Lock::new(txn, relation, kind, source, Some(form), read, write)
+    }
+
+    /// Does this lock cover request `template` with `params` reading `read` and writing `write`:
+    /// same template, same parameters, at least those columns? A transaction holding it needs no
+    /// second lock for the request (see [`crate::LockManager::acquire_prepared_with`]).
+    pub fn covers(
+        &self,
+        template: TemplateId,
+        params: &[i64],
+        read: ColumnSet,
+        write: ColumnSet,
+    ) -> bool {
+        matches!(&self.source, Source::Prepared { template: t, params: p } if *t == template && **p == *params)
+            && read.0 & !self.read.0 == 0
+            && write.0 & !self.write.0 == 0
+    }
+
     fn new(
         txn: u64,
         relation: RelationId,

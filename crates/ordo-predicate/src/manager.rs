@@ -80,6 +80,12 @@ impl Default for Config {
 /// (§3.1 leaves the method open: "deadlock avoidance or detection"), or give up. `()` is the plain
 /// waiter: one condition-variable wait until the lock is released or the timeout passes.
 pub trait Waiter {
+    /// The timeout and jitter of this acquisition's waits; the manager's [`Config`] when `None` (an
+    /// interactive session may wait longer than a benchmark's transactions).
+    fn config(&self) -> Option<Config> {
+        None
+    }
+
     /// How long one slice of a wait lasts before [`Waiter::round`] is called again; `None` waits
     /// until the release or the deadline in one go (and calls `round` once per conflicting lock).
     fn slice(&self) -> Option<Duration> {
@@ -377,6 +383,17 @@ impl LockManager {
                 (read, write)
             }
         };
+        // A repeat of a request the transaction holds a lock for takes no second lock. Not only
+        // cheaper: a second lock would wait for every conflicting lock that arrived since the first
+        // (Algorithm 1 waits for locks still waiting too), and those wait for the first — a
+        // deadlock with itself. A lock of read committed's statement scope does not count.
+        if tx
+            .held
+            .iter()
+            .any(|h| !h.statement && h.lock.covers(template, params, read, write))
+        {
+            return Ok(());
+        }
         let keys: Option<Vec<i64>> = self.template_keys[template as usize].as_ref().map(|vs| {
             vs.iter()
                 .map(|v| match *v {
@@ -394,7 +411,9 @@ impl LockManager {
                 given: params.len(),
             })?;
             let form = self.rule.compile(&p, &mut tx.solver);
-            Lock::ad_hoc(tx.id, t.relation, t.kind, form, read, write)
+            Lock::bound(
+                tx.id, template, params, t.relation, t.kind, form, read, write,
+            )
         };
         self.insert_and_wait(tx, lock, keys.as_deref(), waiter)
     }
@@ -439,7 +458,8 @@ impl LockManager {
             let until = match deadline {
                 Some(d) => d,
                 None => {
-                    let d = Instant::now() + self.config.timeout + tx.jitter(self.config.jitter);
+                    let c = waiter.config().unwrap_or(self.config);
+                    let d = Instant::now() + c.timeout + tx.jitter(c.jitter);
                     deadline = Some(d);
                     d
                 }

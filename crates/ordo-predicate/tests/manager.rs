@@ -778,3 +778,29 @@ fn a_waiter_sees_the_rounds_and_can_give_up() {
         plm.release(&mut a);
     }
 }
+
+/// A transaction repeating a prepared request it holds a lock for (or a narrower one) takes no
+/// second lock, and so does not queue behind a lock that arrived meanwhile and waits for it.
+#[test]
+fn a_repeated_request_takes_no_second_lock() {
+    for step in Step::ALL {
+        let plm = Arc::new(manager(step, PATIENT));
+        let mut a = plm.begin(Isolation::Serializable);
+        plm.acquire_prepared(&mut a, 2, &[10, 20]).unwrap(); // scan x ∈ [10, 20]
+        let (rx, commit) = spawn_holding(&plm, |plm, t| {
+            let row = row_predicate(&[7, 15, 0]);
+            plm.acquire(t, req(Insert, &row, &[], &[]))
+        });
+        assert!(blocked(&rx), "{step:?}: the insert waits for the scan");
+        // The same scan again, and a narrower one: granted at once, no new lock.
+        plm.acquire_prepared(&mut a, 2, &[10, 20]).unwrap();
+        let narrow = Some((ColumnSet::of(&[1]), ColumnSet::NONE));
+        plm.acquire_prepared_with(&mut a, 2, &[10, 20], narrow, &mut ())
+            .unwrap();
+        assert_eq!(a.held(), 1, "{step:?}");
+        plm.release(&mut a);
+        assert!(granted(&rx), "{step:?}");
+        drop(commit);
+        assert!(drained(&plm), "{step:?}");
+    }
+}
