@@ -63,7 +63,10 @@ fn arguments() -> Vec<(&'static OptionSpec, &'static str)> {
 /// The help of `spec`: its own, what it takes, whether a list sweeps it, its default.
 fn help(spec: &OptionSpec) -> String {
     let mut text = spec.help.to_string();
-    if matches!(spec.kind, ValueKind::Int { .. } | ValueKind::Float { .. }) {
+    if matches!(
+        spec.kind,
+        ValueKind::Int { .. } | ValueKind::Float { .. } | ValueKind::Choice(_)
+    ) {
         text += &format!(" Takes {}.", spec.kind);
     }
     if spec.sweep {

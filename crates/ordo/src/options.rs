@@ -30,6 +30,8 @@ pub enum ValueKind {
     Float { min: f64, max: f64 },
     /// Text the declaring code parses itself (`--mix no=45,p=43,…`).
     Text,
+    /// One of a fixed list of names (`--dibs-opt grouping`), checked when parsed; read as text.
+    Choice(&'static [&'static str]),
 }
 
 /// What the kind takes, in words: `a whole number from 1 to 1024`, `a number of at least 0`
@@ -39,6 +41,7 @@ impl fmt::Display for ValueKind {
         match *self {
             ValueKind::Flag => write!(f, "no value"),
             ValueKind::Text => write!(f, "text"),
+            ValueKind::Choice(names) => write!(f, "one of {}", names.join(", ")),
             ValueKind::Int { min, max: u64::MAX } => write!(f, "a whole number of at least {min}"),
             ValueKind::Int { min, max } => write!(f, "a whole number from {min} to {max}"),
             ValueKind::Float { min, max } if max == f64::INFINITY => {
@@ -126,6 +129,8 @@ impl OptionSpec {
         match self.kind {
             ValueKind::Flag => Ok(Value::Flag),
             ValueKind::Text => Ok(Value::Text(text.to_string())),
+            ValueKind::Choice(names) if names.contains(&text) => Ok(Value::Text(text.to_string())),
+            ValueKind::Choice(_) => Err(self.error(format!("takes {}, got `{text}`", self.kind))),
             ValueKind::Int { min, max } => match text.parse::<u64>() {
                 Ok(v) if (min..=max).contains(&v) => Ok(Value::Int(v)),
                 _ => Err(self.error(format!("takes {}, got `{text}`", self.kind))),
@@ -438,6 +443,18 @@ mod tests {
         assert!(skew.parse("inf").is_err(), "values are finite");
         assert_eq!(Value::Int(4).number(), Some(4.0));
         assert_eq!(Value::Text("a".into()).number(), None);
+    }
+
+    #[test]
+    fn a_choice_takes_one_of_its_names() {
+        const STEP: OptionSpec =
+            OptionSpec::new("step", "STEP", ValueKind::Choice(&["a", "b"]), "step").default("b");
+        assert_eq!(STEP.parse(" a ").unwrap(), vec![Value::Text("a".into())]);
+        assert_eq!(
+            STEP.parse("c").unwrap_err().0,
+            "--step takes one of a, b, got `c`"
+        );
+        assert_eq!(Settings::new().text(&STEP), Ok(Some("b".into())));
     }
 
     #[test]
