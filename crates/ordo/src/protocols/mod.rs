@@ -18,6 +18,7 @@ use crate::txn::{
 #[cfg(test)]
 pub(crate) mod conformance;
 pub mod deterministic;
+pub mod dibs;
 #[cfg(test)]
 mod floor_plan;
 pub mod kit;
@@ -265,6 +266,8 @@ registry!(
     partitioned::VllPartitionedArrayed,
     pwv::Pwv<pwv::Fine>,
     pwv::Pwv<pwv::Coarse>,
+    dibs::Dibs<dibs::Full>,
+    dibs::Dibs<dibs::Naive>,
 );
 
 /// The names of every protocol.

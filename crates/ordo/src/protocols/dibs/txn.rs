@@ -1,0 +1,290 @@
+//! The DIBS transaction: a predicate lock per request, taken before the request runs (the growing
+//! phase of §3.1's worker loop), then the request itself on the in-place executor with its undo
+//! log on; every lock released only after the commit or the rollback (strict 2PL).
+//!
+//! * Reads of a table that is read-only once loaded take no lock: no write lock on it can exist.
+//!   Writes to it are refused ([`crate::txn::refuse_write`]) before any lock is taken.
+//! * A lock wait that gives up — the timeout plus jitter of a program's transaction, or the
+//!   waits-for cycle of an interactive one ([`super::waits`]) — rolls the transaction back and
+//!   releases its locks *before* the call returns `AbortReason::Deadlock`; the harness's retry
+//!   loop restarts it (after its randomized backoff). Any failing call does the same, so the handle
+//!   holds nothing afterwards and later calls report the same abort.
+
+use super::requests::{columns, key, template, DELETE, GET, INSERT, SCAN, UPDATE};
+use super::waits;
+use super::{Dibs, Variant};
+use crate::check::TxnId;
+use crate::protocols::kit::inplace::{InPlace, Install};
+use crate::storage::{ColumnSet, RowMut, RowRef, Table, TableId, ABSENT};
+use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use ordo_predicate::{ColumnSet as PredColumns, Error as PlmError};
+use std::sync::atomic::Ordering;
+
+/// Per-thread state of [`Dibs`].
+pub struct DibsWorker {
+    pub(super) ids: TxnIds,
+    /// The shared in-place executor: recorder, undo log, row image.
+    pub(super) exec: InPlace,
+    /// The lock manager's context, kept for all of this worker's transactions (its locks are all
+    /// released between two of them).
+    pub(super) plm: ordo_predicate::Txn,
+}
+
+impl DibsWorker {
+    pub(super) fn recorder(&mut self) -> &mut Recorder {
+        &mut self.exec.rec
+    }
+
+    /// Predicate locks the running transaction holds (tests, diagnostics).
+    pub fn locks_held(&self) -> usize {
+        self.plm.held()
+    }
+}
+
+/// A running [`Dibs`] transaction.
+pub struct DibsTx<'w, V: Variant> {
+    p: &'w Dibs<V>,
+    w: &'w mut DibsWorker,
+    id: TxnId,
+    /// `Some(age)` for an interactive transaction ([`crate::protocols::Protocol::begin`]): it waits
+    /// as [`super::waits`] says; `None` for a program's (timeout plus jitter).
+    interactive: Option<u64>,
+    /// `Some` once the transaction was aborted by a failing call.
+    aborted: Option<AbortReason>,
+    done: bool,
+}
+
+impl<'w, V: Variant> DibsTx<'w, V> {
+    pub(super) fn begin(p: &'w Dibs<V>, w: &'w mut DibsWorker, interactive: bool) -> Self {
+        let id = w.ids.next_id();
+        DibsTx {
+            p,
+            w,
+            id,
+            interactive: interactive.then(|| p.waits.age()),
+            aborted: None,
+            done: false,
+        }
+    }
+
+    /// Predicate locks the transaction holds (tests, diagnostics).
+    pub fn locks_held(&self) -> usize {
+        self.w.plm.held()
+    }
+
+    /// Fails if an earlier call aborted the transaction.
+    #[inline]
+    fn check_live(&self) -> TxResult<()> {
+        match self.aborted {
+            None => Ok(()),
+            Some(r) => Err(Abort::with_detail(r, "the transaction was already aborted")),
+        }
+    }
+
+    /// Aborts now (undo, release) and returns the abort to hand to the caller.
+    #[cold]
+    fn fail_with(&mut self, a: Abort) -> Abort {
+        self.finish(false);
+        self.aborted = Some(a.reason);
+        a
+    }
+
+    #[cold]
+    fn fail_detail(&mut self, reason: AbortReason, detail: String) -> Abort {
+        self.fail_with(Abort::with_detail(reason, detail))
+    }
+
+    /// Fails (aborting the transaction) if `t` is read-only once loaded.
+    #[inline]
+    fn refuse_write(&mut self, t: &Table<()>) -> TxResult<()> {
+        refuse_write(t).map_err(|a| self.fail_with(a))
+    }
+
+    /// Ends the transaction: undo (on abort), release every predicate lock, record the outcome.
+    fn finish(&mut self, committed: bool) {
+        self.w.exec.finish(&self.p.db, committed);
+        // Strict 2PL: the locks go only now, after the last write was installed or undone.
+        self.p.plm.release(&mut self.w.plm);
+        self.w.exec.rec.finish(self.id, committed);
+        self.done = true;
+    }
+
+    /// Acquires the predicate lock of request `what` on `table` with `params`, reading and writing
+    /// `cols` (`None`: the template's, for inserts and deletes), waiting for earlier conflicting
+    /// locks. A wait that gives up aborts the transaction.
+    #[inline]
+    fn lock(
+        &mut self,
+        table: TableId,
+        what: u32,
+        params: &[i64],
+        cols: Option<(PredColumns, PredColumns)>,
+    ) -> TxResult<()> {
+        let t = template(table, what);
+        let plm = &self.p.plm;
+        let (r, victim) = match self.interactive {
+            None => (
+                plm.acquire_prepared_with(&mut self.w.plm, t, params, cols, &mut ()),
+                false,
+            ),
+            Some(age) => {
+                let me = self.w.plm.id();
+                let mut waiter =
+                    waits::Interactive::new(&self.p.waits, me, age, self.p.interactive_timeout);
+                let r = plm.acquire_prepared_with(&mut self.w.plm, t, params, cols, &mut waiter);
+                (r, waiter.victim)
+            }
+        };
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.lock_failed(e, victim)),
+        }
+    }
+
+    #[cold]
+    fn lock_failed(&mut self, e: PlmError, victim: bool) -> Abort {
+        match e {
+            PlmError::Timeout if victim => self.fail_detail(
+                AbortReason::Deadlock,
+                "the youngest transaction of a waits-for cycle".into(),
+            ),
+            PlmError::Timeout => self.fail_detail(
+                AbortReason::Deadlock,
+                "timed out waiting for a predicate lock".into(),
+            ),
+            // Never for the requests built here; refused all the same, never a missed lock.
+            e => self.fail_detail(AbortReason::InvalidData, format!("predicate lock: {e}")),
+        }
+    }
+}
+
+impl<V: Variant> Tx for DibsTx<'_, V> {
+    fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn get(&mut self, table: TableId, k: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        if !t.is_read_only() {
+            let c = columns(t.schema().clamp(cols));
+            self.lock(table, GET, &[key(k)], Some((c, PredColumns::NONE)))?;
+        }
+        Ok(self.w.exec.get(t, k, None, cols))
+    }
+
+    fn update<R>(
+        &mut self,
+        table: TableId,
+        k: u64,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        let c = columns(t.schema().clamp(cols));
+        self.lock(table, UPDATE, &[key(k)], Some((c, c)))?;
+        let id = self.id;
+        Ok(self.w.exec.update_key(
+            t,
+            k,
+            None,
+            cols,
+            |_| Install::Swap(id),
+            |row| {
+                let out = f(row);
+                debug_assert!(
+                    row.written().0 & !cols.0 == 0,
+                    "{}: update wrote columns outside the set it named (DIBS locked only those)",
+                    t.name()
+                );
+                out
+            },
+        ))
+    }
+
+    fn insert(&mut self, table: TableId, k: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        self.lock(table, INSERT, &[key(k)], None)?;
+        let (rid, _) = t.get_or_create(k);
+        if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
+            return Err(
+                self.fail_detail(AbortReason::DuplicateKey, format!("{}: key {k}", t.name()))
+            );
+        }
+        self.w.exec.insert(t, k, rid, Install::Swap(self.id), f);
+        Ok(())
+    }
+
+    fn delete(&mut self, table: TableId, k: u64) -> TxResult<bool> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        self.lock(table, DELETE, &[key(k)], None)?;
+        let Some(rid) = t.lookup(k) else {
+            self.w.exec.rec.read(table, k, ABSENT);
+            return Ok(false);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        if v & ABSENT != 0 {
+            self.w.exec.rec.read(table, k, v);
+            return Ok(false);
+        }
+        self.w
+            .exec
+            .delete(t, k, rid, Install::Swap(self.id | ABSENT));
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        if !t.is_ordered() {
+            return Err(self.fail_detail(
+                AbortReason::InvalidData,
+                format!("{}: scan needs an ordered index", t.name()),
+            ));
+        }
+        if lo > hi {
+            return Ok(());
+        }
+        if !t.is_read_only() {
+            // The whole range, present keys or not: an insert into it waits (no phantoms).
+            let params = [key(lo), key(hi)];
+            let c = columns(t.schema().clamp(cols));
+            self.lock(table, SCAN, &params, Some((c, PredColumns::NONE)))?;
+        }
+        self.w.exec.scan(t, lo, hi, cols, f);
+        Ok(())
+    }
+
+    fn commit(mut self) -> TxResult<()> {
+        self.check_live()?;
+        self.finish(true);
+        Ok(())
+    }
+
+    fn abort(mut self) {
+        if !self.done {
+            self.finish(false);
+        }
+    }
+}
+
+impl<V: Variant> Drop for DibsTx<'_, V> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.finish(false);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! How an interactive DIBS transaction waits: it says so ([`crate::txn::wait`]), waits as long as
+//! the engine's lock wait timeout, and breaks deadlocks by finding waits-for cycles.
+//!
+//! The paper resolves deadlocks by a timeout plus random jitter (§3.1), and so do transactions run
+//! as programs here ([`super::TIMEOUT_KNOB`]). An interactive session cannot: a user (or the spec
+//! runner, which holds a lock across steps on purpose) may keep a lock for seconds, so a wait of
+//! 10 ms would abort waits that are no deadlock at all, and a spec's outcome would depend on the
+//! machine's speed. §3.1 leaves the method open ("the flexibility to choose the deadlock avoidance
+//! or detection method that best suits the workload"): interactive transactions wait up to
+//! [`crate::protocols::ProtocolConfig::lock_wait_timeout`] and publish whom they wait for in a
+//! waits-for graph; a waiter that finds itself on a cycle, and is the youngest transaction there
+//! (the one begun last), gives up — an `AbortReason::Deadlock` like the timeout's. Only waiting
+//! interactive transactions are in the graph; a program's transaction in a cycle still times out.
+//!
+//! Every slice of a wait ([`ROUND`], or sooner when a lock of the bucket is released) is one wait
+//! round for the spec runner's observer ([`crate::txn::wait::Blocked::round`]).
+
+use crate::txn::wait::{blocked, Blocked};
+use ordo_predicate::Config;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// One slice of an interactive wait: how often a waiter looks for a cycle and reports a round.
+pub const ROUND: Duration = Duration::from_micros(200);
+
+/// `waiter` (a lock-manager transaction id) waits for `holder`; `age` orders the waiters' begins.
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    waiter: u64,
+    holder: u64,
+    age: u64,
+}
+
+/// The waits-for graph of the interactive transactions that wait now.
+#[derive(Debug, Default)]
+pub struct WaitsFor {
+    edges: Mutex<Vec<Edge>>,
+    ages: AtomicU64,
+}
+
+impl WaitsFor {
+    /// A new interactive transaction's age (larger is younger).
+    pub fn age(&self) -> u64 {
+        self.ages.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Records that `me` (of `age`) waits for `holder`, and tells whether `me` is the youngest
+    /// transaction of a cycle through that edge.
+    fn wait_for(&self, me: u64, age: u64, holder: u64) -> bool {
+        let mut edges = self.edges.lock();
+        match edges.iter_mut().find(|e| e.waiter == me) {
+            Some(e) => e.holder = holder,
+            None => edges.push(Edge {
+                waiter: me,
+                holder,
+                age,
+            }),
+        }
+        let mut youngest = (age, me);
+        let mut cur = holder;
+        for _ in 0..edges.len() {
+            if cur == me {
+                return youngest.1 == me;
+            }
+            let Some(e) = edges.iter().find(|e| e.waiter == cur) else {
+                return false;
+            };
+            youngest = youngest.max((e.age, e.waiter));
+            cur = e.holder;
+        }
+        cur == me && youngest.1 == me
+    }
+
+    fn done(&self, me: u64) {
+        let mut edges = self.edges.lock();
+        if let Some(i) = edges.iter().position(|e| e.waiter == me) {
+            edges.swap_remove(i);
+        }
+    }
+}
+
+/// The [`ordo_predicate::Waiter`] of one acquisition by an interactive transaction.
+pub struct Interactive<'a> {
+    pub graph: &'a WaitsFor,
+    /// The lock-manager transaction id.
+    pub me: u64,
+    pub age: u64,
+    pub config: Config,
+    /// Set when it gave up as a deadlock victim (not by its timeout).
+    pub victim: bool,
+    blocked: Option<Blocked>,
+}
+
+impl<'a> Interactive<'a> {
+    pub fn new(graph: &'a WaitsFor, me: u64, age: u64, timeout: Duration) -> Self {
+        Interactive {
+            graph,
+            me,
+            age,
+            config: Config {
+                timeout,
+                jitter: Duration::ZERO,
+            },
+            victim: false,
+            blocked: None,
+        }
+    }
+}
+
+impl ordo_predicate::Waiter for Interactive<'_> {
+    fn config(&self) -> Option<Config> {
+        Some(self.config)
+    }
+
+    fn slice(&self) -> Option<Duration> {
+        Some(ROUND)
+    }
+
+    fn round(&mut self, holder: u64) -> bool {
+        let blocked = self.blocked.get_or_insert_with(blocked);
+        if self.graph.wait_for(self.me, self.age, holder) {
+            self.victim = true;
+            return false;
+        }
+        blocked.round();
+        true
+    }
+}
+
+impl Drop for Interactive<'_> {
+    fn drop(&mut self) {
+        if self.blocked.is_some() {
+            self.graph.done(self.me);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_youngest_on_a_cycle_gives_up_and_only_it() {
+        let g = WaitsFor::default();
+        // 1 (age 1) waits for 2, 2 (age 2) for 3: no cycle yet.
+        assert!(!g.wait_for(1, 1, 2));
+        assert!(!g.wait_for(2, 2, 3));
+        // 3 (age 3, the youngest) closes the cycle: it is the victim.
+        assert!(g.wait_for(3, 3, 1));
+        // The others see the cycle but are not the youngest.
+        assert!(!g.wait_for(1, 1, 2));
+        assert!(!g.wait_for(2, 2, 3));
+        g.done(3);
+        assert!(!g.wait_for(1, 1, 2), "the cycle is gone");
+        // A cycle that does not pass through the waiter is not its business.
+        let h = WaitsFor::default();
+        assert!(!h.wait_for(5, 5, 6));
+        assert!(
+            h.wait_for(6, 6, 5),
+            "6 closes a cycle with 5 and is the younger"
+        );
+        assert!(!h.wait_for(7, 7, 5), "7 waits on a cycle it is not part of");
+    }
+}
