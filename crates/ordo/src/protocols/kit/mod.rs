@@ -1,12 +1,12 @@
 //! The shared kit: mechanisms more than one protocol family uses, so that no family imports another.
 //!
-//! A family folder (`nocc/`, `twopl/`, `silo/`, `mvcc/`, `vll/`, `deterministic/`, `partitioned/`)
-//! imports `kit`, `txn`, `storage` (and `check` for recording), never another family; what two
-//! families share moves here. Each file does one thing and can be read alone:
+//! A family folder (`nocc/`, `twopl/`, `silo/`, `mvcc/`, `vll/`, `deterministic/`, `partitioned/`,
+//! `pwv/`, `dibs/`) imports `kit`, `txn`, `storage` (and `check` for recording), never another
+//! family; what two families share moves here. Each file does one thing and can be read alone:
 //!
 //! | file              | what it is                                                        | who uses it |
 //! |-------------------|-------------------------------------------------------------------|-------------|
-//! | [`inplace`]       | the in-place executor: rows written in place, undo log, recording  | nocc, twopl, vll, deterministic, partitioned (reads: silo, mvcc) |
+//! | [`inplace`]       | the in-place executor: rows written in place, undo log, recording  | nocc, twopl, vll, deterministic, partitioned, dibs (reads: silo, mvcc) |
 //! | [`lock_request`]  | a transaction's lock requests (record, mode), normalized           | vll, deterministic, partitioned |
 //! | [`plan`]          | a program's whole access set before it runs, as key locks          | vll, deterministic, partitioned, pwv, twopl (ordered) |
 //! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
