@@ -33,8 +33,8 @@
 //! | paper | here |
 //! |-------|------|
 //! | §2.1 predicate locks, the conflict rule, Algorithm 1 (snapshot-and-insert, wait for earlier conflicting locks) | the `ordo-predicate` crate ([`ordo_predicate::LockManager`]) |
-//! | §2.2 optimizations: conjunct grouping, prepared predicates and the conflict graph, column filtering (N = 1,024 buckets per relation), column-level conflicts, the DNF threshold k | the crate's [`ordo_predicate::Optimizations`], picked by `--dibs-opt` ([`OPT_KNOB`]); `dibs-naive` is §2.1 alone |
-//! | §3.2 request templates (relation, read and write columns, parameterized predicate) | five per table, over every column, narrowed per request ([`requests`]) |
+//! | §2.2 optimizations: conjunct grouping, prepared predicates and the conflict graph, column filtering (N = 1,024 buckets per relation), column-level conflicts, the DNF threshold k | the crate's [`ordo_predicate::Optimizations`], picked by `--dibs-opt` ([`OPT_KNOB`]); `dibs-naive` is §2.1 alone. Column-level conflicts never fire on Ordo's store, whose version words are per row ([`requests`]) |
+//! | §3.2 request templates (relation, read and write columns, parameterized predicate) | five per table, over whole rows ([`requests`]) |
 //! | §3.1 the worker: lock per request, execute, roll back and restart on a timeout, commit, release | [`txn::DibsTx`] on the kit's in-place executor with its undo log ([`crate::protocols::kit::inplace`]); restarts by the harness's retry loop |
 //! | §3.1 deadlock: timeout + jitter | [`TIMEOUT_KNOB`] (10 ms + up to 10 ms) for transactions run as programs; interactive sessions detect waits-for cycles instead ([`waits`]) |
 //! | §4.1 "lock-free" in-memory engine, DIBS the only isolation | Ordo's store with no per-record state (`Meta = ()`) |
@@ -48,6 +48,10 @@
 //!   time; with it off, the manager binds the template and compiles the predicate, as ad hoc.
 //!   Predicates over non-key columns (TATP's lookups by `sub_nbr`, SQL `WHERE` clauses on other
 //!   columns) are not declared yet: Ordo's requests name keys.
+//! * **Whole rows.** A request locks every column of the rows it names, whatever columns it reads
+//!   or writes: the store's version word, which the checker reads and a rollback restores, is one
+//!   per row, so two transactions may not be inside one row at once ([`requests`] tells what the
+//!   column rule broke).
 //! * **One lock-manager context per worker**, reused by all its transactions (their locks are all
 //!   released between two of them): no shared counter touched per transaction.
 //! * **Reads of read-only tables take no lock**, as under 2PL: no write lock on them can exist.

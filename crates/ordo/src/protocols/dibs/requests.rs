@@ -3,31 +3,30 @@
 //!
 //! | Ordo | predicate lock (relation = the table) | template |
 //! |------|----------------------------------------|----------|
-//! | `get(t, k, cols)` | `Select  c0 = $1`, reads `cols` | [`GET`] |
-//! | `update(t, k, cols, f)` | `Update  c0 = $1`, reads and writes `cols` | [`UPDATE`] |
-//! | `insert(t, k, f)` | `Insert  c0 = $1`, writes every column | [`INSERT`] |
-//! | `delete(t, k)` | `Delete  c0 = $1`, writes every column | [`DELETE`] |
-//! | `scan(t, lo, hi, cols, f)` | `Select  c0 BETWEEN $1 AND $2`, reads `cols` | [`SCAN`] |
-//!
-//! **Columns.** Predicate column 0 is the key; schema column `i` is predicate column `i + 1`. A
-//! `ColumnSet` holds 64 columns and so does a relation of the lock manager, so schema columns 62
-//! and 63 (tables that wide are rare: none of Ordo's workloads has one) share predicate column 63 —
-//! coarser, never finer: two accesses that touch either conflict as if they touched both.
+//! | `get(t, k, cols)` | `Select  c0 = $1` | [`GET`] |
+//! | `update(t, k, cols, f)` | `Update  c0 = $1` | [`UPDATE`] |
+//! | `insert(t, k, f)` | `Insert  c0 = $1` | [`INSERT`] |
+//! | `delete(t, k)` | `Delete  c0 = $1` | [`DELETE`] |
+//! | `scan(t, lo, hi, cols, f)` | `Select  c0 BETWEEN $1 AND $2` | [`SCAN`] |
 //!
 //! **Keys** are `u64`, predicate values `i64`: [`key`] flips the top bit, `(k ^ 1 << 63) as i64`, a
 //! bijection that keeps the order, so `BETWEEN lo AND hi` over keys is `BETWEEN key(lo) AND key(hi)`
 //! over values. The filter column of §2.2.3 is column 0: a point request is filed in bucket
 //! `key(k) mod N`, a scan in all N.
 //!
-//! **Templates are declared over every column** (a select reads all, the others read and write all):
-//! Ordo's programs name their columns at run time, so each request narrows its template's sets to
-//! the columns it touches ([`ordo_predicate::LockManager::acquire_prepared_with`]); the conflict
-//! graph's edges, derived with the wide sets, stay valid for the narrow ones, and the column rule
-//! (§2.2.4) runs on the narrow sets. That leans on the [`crate::txn::Tx`] contract that `update`'s
-//! closure writes only columns of the set it names (the paper's requirement that the engine writes
-//! only declared columns); `DibsTx` checks it in debug builds.
+//! **Columns: whole rows.** Predicate column 0 is the key, schema column `i` is predicate column
+//! `i + 1` (a relation has at most 64 columns, so schema columns 62 and 63 share column 63 —
+//! coarser, never finer). Every request locks every column of the rows it names: a select reads
+//! them all, an update reads and writes them all. Column-level conflicts (§2.2.4) would let two
+//! transactions write different columns of one row, or read one column while another is written,
+//! at once — and Ordo's store keeps **one version word per row**: the writer's id that the checker
+//! reads the version order from, and that a rollback restores. With the column rule a rollback
+//! restored the word over a concurrent writer's and the checker saw version forks (`ordo verify -w
+//! ycsb --theta 0.9`: G0, G1a, G1c), so on this store the rule never fires: `--dibs-opt full` is
+//! `filter` plus the threshold k. The lock manager keeps per-request column sets
+//! ([`ordo_predicate::LockManager::acquire_prepared_with`]) for executors with column versions.
 
-use crate::storage::{ColumnSet, Database};
+use crate::storage::Database;
 use ordo_predicate::{
     ColumnSet as PredColumns, Expr, Prepared, RelationSpec, StatementKind, Template, TemplateId,
     Value,
@@ -54,14 +53,6 @@ pub fn template(table: u32, what: u32) -> TemplateId {
 #[inline]
 pub fn key(k: u64) -> i64 {
     (k ^ (1 << 63)) as i64
-}
-
-/// Schema columns `cols` (clamped to the table's) as predicate columns (see the module docs).
-#[inline]
-pub fn columns(cols: ColumnSet) -> PredColumns {
-    const LOW: u64 = (1 << 62) - 1;
-    let high = if cols.0 & !LOW != 0 { 1 << 63 } else { 0 };
-    PredColumns(((cols.0 & LOW) << 1) | high)
 }
 
 /// The relations of `db` as the lock manager sees them: one per table, keyed by column 0.
@@ -118,16 +109,5 @@ mod tests {
         }
         assert_eq!(key(0), i64::MIN);
         assert_eq!(key(u64::MAX), i64::MAX);
-    }
-
-    #[test]
-    fn columns_shift_past_the_key_and_the_widest_share_one() {
-        assert_eq!(columns(ColumnSet::NONE), PredColumns::NONE);
-        assert_eq!(columns(ColumnSet::one(0)), PredColumns::of(&[1]));
-        assert_eq!(columns(ColumnSet::of(&[2, 5])), PredColumns::of(&[3, 6]));
-        assert_eq!(columns(ColumnSet::one(61)), PredColumns::of(&[62]));
-        assert_eq!(columns(ColumnSet::one(62)), PredColumns::of(&[63]));
-        assert_eq!(columns(ColumnSet::one(63)), PredColumns::of(&[63]));
-        assert_eq!(columns(ColumnSet::ALL).0, !1);
     }
 }

@@ -10,14 +10,14 @@
 //!   loop restarts it (after its randomized backoff). Any failing call does the same, so the handle
 //!   holds nothing afterwards and later calls report the same abort.
 
-use super::requests::{columns, key, template, DELETE, GET, INSERT, SCAN, UPDATE};
+use super::requests::{key, template, DELETE, GET, INSERT, SCAN, UPDATE};
 use super::waits;
 use super::{Dibs, Variant};
 use crate::check::TxnId;
 use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
-use ordo_predicate::{ColumnSet as PredColumns, Error as PlmError};
+use ordo_predicate::Error as PlmError;
 use std::sync::atomic::Ordering;
 
 /// Per-thread state of [`Dibs`].
@@ -109,29 +109,23 @@ impl<'w, V: Variant> DibsTx<'w, V> {
         self.done = true;
     }
 
-    /// Acquires the predicate lock of request `what` on `table` with `params`, reading and writing
-    /// `cols` (`None`: the template's, for inserts and deletes), waiting for earlier conflicting
-    /// locks. A wait that gives up aborts the transaction.
+    /// Acquires the predicate lock of request `what` on `table` with `params` (over the whole row:
+    /// see [`super::requests`] on columns), waiting for earlier conflicting locks. A wait that gives
+    /// up aborts the transaction.
     #[inline]
-    fn lock(
-        &mut self,
-        table: TableId,
-        what: u32,
-        params: &[i64],
-        cols: Option<(PredColumns, PredColumns)>,
-    ) -> TxResult<()> {
+    fn lock(&mut self, table: TableId, what: u32, params: &[i64]) -> TxResult<()> {
         let t = template(table, what);
         let plm = &self.p.plm;
         let (r, victim) = match self.interactive {
             None => (
-                plm.acquire_prepared_with(&mut self.w.plm, t, params, cols, &mut ()),
+                plm.acquire_prepared_with(&mut self.w.plm, t, params, None, &mut ()),
                 false,
             ),
             Some(age) => {
                 let me = self.w.plm.id();
                 let mut waiter =
                     waits::Interactive::new(&self.p.waits, me, age, self.p.interactive_timeout);
-                let r = plm.acquire_prepared_with(&mut self.w.plm, t, params, cols, &mut waiter);
+                let r = plm.acquire_prepared_with(&mut self.w.plm, t, params, None, &mut waiter);
                 (r, waiter.victim)
             }
         };
@@ -167,8 +161,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         self.check_live()?;
         let t = self.p.db.table(table);
         if !t.is_read_only() {
-            let c = columns(t.schema().clamp(cols));
-            self.lock(table, GET, &[key(k)], Some((c, PredColumns::NONE)))?;
+            self.lock(table, GET, &[key(k)])?;
         }
         Ok(self.w.exec.get(t, k, None, cols))
     }
@@ -183,32 +176,19 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         self.check_live()?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
-        let c = columns(t.schema().clamp(cols));
-        self.lock(table, UPDATE, &[key(k)], Some((c, c)))?;
+        self.lock(table, UPDATE, &[key(k)])?;
         let id = self.id;
-        Ok(self.w.exec.update_key(
-            t,
-            k,
-            None,
-            cols,
-            |_| Install::Swap(id),
-            |row| {
-                let out = f(row);
-                debug_assert!(
-                    row.written().0 & !cols.0 == 0,
-                    "{}: update wrote columns outside the set it named (DIBS locked only those)",
-                    t.name()
-                );
-                out
-            },
-        ))
+        Ok(self
+            .w
+            .exec
+            .update_key(t, k, None, cols, |_| Install::Swap(id), f))
     }
 
     fn insert(&mut self, table: TableId, k: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
         self.check_live()?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
-        self.lock(table, INSERT, &[key(k)], None)?;
+        self.lock(table, INSERT, &[key(k)])?;
         let (rid, _) = t.get_or_create(k);
         if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
             return Err(
@@ -223,7 +203,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         self.check_live()?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
-        self.lock(table, DELETE, &[key(k)], None)?;
+        self.lock(table, DELETE, &[key(k)])?;
         let Some(rid) = t.lookup(k) else {
             self.w.exec.rec.read(table, k, ABSENT);
             return Ok(false);
@@ -261,8 +241,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         if !t.is_read_only() {
             // The whole range, present keys or not: an insert into it waits (no phantoms).
             let params = [key(lo), key(hi)];
-            let c = columns(t.schema().clamp(cols));
-            self.lock(table, SCAN, &params, Some((c, PredColumns::NONE)))?;
+            self.lock(table, SCAN, &params)?;
         }
         self.w.exec.scan(t, lo, hi, cols, f);
         Ok(())
