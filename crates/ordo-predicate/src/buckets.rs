@@ -105,6 +105,32 @@ pub fn key_values<V: Copy + PartialEq>(p: &Expr<V>, key: ColumnId) -> Option<Vec
     }
 }
 
+/// Bounds `[lo, hi]` that `p` keeps column `key` within, from its top-level conjuncts (`key ≥ a`,
+/// `key > a`, `key ≤ b`, `key < b`, `BETWEEN`; a strict bound is kept as the non-strict one, a
+/// superset), or `None` unless it bounds both ends. A range narrower than the buckets is filed in
+/// the buckets of its values rather than in all of them: a tuple in the range has one of those
+/// values, so two locks that can share a tuple still share a bucket.
+pub fn key_bounds<V: Copy + PartialEq>(p: &Expr<V>, key: ColumnId) -> Option<(V, V)> {
+    let atoms: &[Expr<V>] = match p {
+        Expr::And(ps) => ps,
+        Expr::Atom(_) => std::slice::from_ref(p),
+        _ => return None,
+    };
+    let (mut lo, mut hi) = (None, None);
+    for q in atoms {
+        if let Expr::Atom(a) = q {
+            if a.column == key {
+                match a.op {
+                    Op::Ge | Op::Gt if lo.is_none() => lo = Some(a.value),
+                    Op::Le | Op::Lt if hi.is_none() => hi = Some(a.value),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Some((lo?, hi?))
+}
+
 /// The bucket of key value `v` among `n`: `v mod n` (the paper's PK mod N).
 #[inline]
 pub fn bucket_of(v: i64, n: u32) -> u32 {
@@ -128,6 +154,11 @@ mod tests {
         assert_eq!(k("b = 1"), None);
         assert_eq!(k("a = 1 AND a = 2"), Some(vec![1]));
         assert_eq!(bucket_of(-1, 4), 3);
+        let b = |s: &str| key_bounds(&Predicate::parse(s).unwrap(), 0);
+        assert_eq!(b("a BETWEEN 3 AND 9"), Some((3, 9)));
+        assert_eq!(b("b = 1 AND a > 3 AND a < 9"), Some((3, 9)));
+        assert_eq!(b("a >= 3"), None);
+        assert_eq!(b("a >= 3 OR a <= 9"), None);
         assert_eq!(bucket_of(9, 4), 1);
     }
 }

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::buckets::{bucket_of, key_values, Bucket};
+use crate::buckets::{bucket_of, key_bounds, key_values, Bucket};
 use crate::conflict_graph::ConflictGraph;
 use crate::dnf::Solver;
 use crate::error::Error;
@@ -191,6 +191,8 @@ pub struct LockManager {
     tables: Vec<Box<[Bucket]>>,
     /// Per template: the key values its predicate pins, as template values.
     template_keys: Vec<Option<Vec<Value>>>,
+    /// Per template: the bounds its predicate keeps the key within, as template values.
+    template_bounds: Vec<Option<(Value, Value)>>,
     config: Config,
     next_txn: AtomicU64,
 }
@@ -238,6 +240,14 @@ impl LockManager {
                     .and_then(|k| key_values(&t.predicate, k))
             })
             .collect();
+        let template_bounds = checked
+            .iter()
+            .map(|t| {
+                relations[t.relation as usize]
+                    .key
+                    .and_then(|k| key_bounds(&t.predicate, k))
+            })
+            .collect();
         let graph = if opts.prepared {
             ConflictGraph::build(checked, opts.column_level, opts.threshold)
         } else {
@@ -261,6 +271,7 @@ impl LockManager {
             global: Bucket::default(),
             tables,
             template_keys,
+            template_bounds,
             config,
             next_txn: AtomicU64::new(1),
         })
@@ -315,9 +326,13 @@ impl LockManager {
             return Ok(());
         }
         let keys = rel.key.and_then(|k| key_values(req.predicate, k));
+        let bounds = match keys {
+            None => rel.key.and_then(|k| key_bounds(req.predicate, k)),
+            Some(_) => None,
+        };
         let form = self.rule.compile(req.predicate, &mut tx.solver);
         let lock = Lock::ad_hoc(tx.id, req.relation, req.kind, form, read, write);
-        self.insert_and_wait(tx, lock, keys.as_deref(), waiter)
+        self.insert_and_wait(tx, lock, keys.as_deref(), bounds, waiter)
     }
 
     /// Acquire the lock of prepared request `template` with `params` (§3.2's prepared path; handled
@@ -394,14 +409,28 @@ impl LockManager {
         {
             return Ok(());
         }
-        let keys: Option<Vec<i64>> = self.template_keys[template as usize].as_ref().map(|vs| {
-            vs.iter()
-                .map(|v| match *v {
-                    Value::Const(c) => c,
-                    Value::Param(i) => params[usize::from(i)],
-                })
-                .collect()
-        });
+        let value = |v: Value| match v {
+            Value::Const(c) => c,
+            Value::Param(i) => params[usize::from(i)],
+        };
+        // One pinned key (the common case) needs no allocation.
+        let mut one = [0i64; 1];
+        let many: Vec<i64>;
+        let keys: Option<&[i64]> = match self.template_keys[template as usize].as_deref() {
+            None => None,
+            Some([v]) => {
+                one[0] = value(*v);
+                Some(&one)
+            }
+            Some(vs) => {
+                many = vs.iter().map(|v| value(*v)).collect();
+                Some(&many)
+            }
+        };
+        let bounds = match keys {
+            None => self.template_bounds[template as usize].map(|(a, b)| (value(a), value(b))),
+            Some(_) => None,
+        };
         let lock = if self.rule.opts.prepared {
             Lock::prepared(tx.id, template, params, t.relation, t.kind, read, write)
         } else {
@@ -415,7 +444,7 @@ impl LockManager {
                 tx.id, template, params, t.relation, t.kind, form, read, write,
             )
         };
-        self.insert_and_wait(tx, lock, keys.as_deref(), waiter)
+        self.insert_and_wait(tx, lock, keys, bounds, waiter)
     }
 
     fn insert_and_wait(
@@ -423,6 +452,7 @@ impl LockManager {
         tx: &mut Txn,
         mut lock: Lock,
         keys: Option<&[i64]>,
+        bounds: Option<(i64, i64)>,
         waiter: &mut impl Waiter,
     ) -> Result<(), Error> {
         let relation = lock.relation;
@@ -431,7 +461,7 @@ impl LockManager {
             lock.kind == StatementKind::Select && tx.isolation.range_reads_passable() && !is_point;
         let statement =
             lock.kind == StatementKind::Select && tx.isolation.releases_reads_at_statement_end();
-        let place = self.place(relation, keys);
+        let place = self.place(relation, keys, bounds);
         let lock = Arc::new(lock);
         let mut snapshot = std::mem::take(&mut tx.snapshot);
         snapshot.clear();
@@ -527,14 +557,37 @@ impl LockManager {
                 .sum::<usize>()
     }
 
-    fn place(&self, relation: RelationId, keys: Option<&[i64]>) -> Place {
+    /// Where a lock goes: by the key values its predicate pins (`keys`), else by the bounds it
+    /// keeps the key within when they span fewer values than there are buckets (and at most
+    /// [`crate::buckets::MAX_KEY_VALUES`]), else everywhere.
+    fn place(
+        &self,
+        relation: RelationId,
+        keys: Option<&[i64]>,
+        bounds: Option<(i64, i64)>,
+    ) -> Place {
         if !self.rule.opts.filter {
             return Place::Global;
         }
         let n = self.tables[relation as usize].len() as u32;
         match keys {
             _ if n == 1 => Place::One(relation, 0),
-            None => Place::All(relation, n),
+            None => match bounds {
+                Some((lo, hi)) if lo > hi => Place::Nowhere,
+                Some((lo, hi))
+                    if (i128::from(hi) - i128::from(lo))
+                        < i128::from(n.min(crate::buckets::MAX_KEY_VALUES as u32)) =>
+                {
+                    let mut bs: Vec<u32> = (lo..=hi).map(|k| bucket_of(k, n)).collect();
+                    bs.sort_unstable();
+                    bs.dedup();
+                    match bs[..] {
+                        [b] => Place::One(relation, b),
+                        _ => Place::Many(relation, bs.into()),
+                    }
+                }
+                _ => Place::All(relation, n),
+            },
             Some([]) => Place::Nowhere,
             Some([k]) => Place::One(relation, bucket_of(*k, n)),
             Some(ks) => {

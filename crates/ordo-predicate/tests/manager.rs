@@ -804,3 +804,41 @@ fn a_repeated_request_takes_no_second_lock() {
         assert!(drained(&plm), "{step:?}");
     }
 }
+
+/// Key ranges, short (filed in the buckets of their values) and long (filed everywhere), meet the
+/// point locks of every key inside them and of none outside, and each other when they overlap.
+#[test]
+fn key_ranges_meet_the_point_locks_inside_them_in_any_bucket() {
+    for step in Step::ALL {
+        let plm = manager(step, IMPATIENT);
+        // 8 buckets: [5, 7] is filed in 3 of them, [5, 20] in all.
+        for (lo, hi) in [(5i64, 7i64), (5, 20), (-2, 1)] {
+            let mut scanner = plm.begin(Isolation::Serializable);
+            let scan = p(&format!("k BETWEEN {lo} AND {hi}"));
+            plm.acquire(&mut scanner, req(Select, &scan, &[0, 1, 2], &[]))
+                .unwrap();
+            for key in lo - 9..=hi + 9 {
+                let mut w = plm.begin(Isolation::Serializable);
+                let upd = p(&format!("k = {key}"));
+                let r = plm.acquire(&mut w, req(Update, &upd, &[], &[2]));
+                let inside = (lo..=hi).contains(&key);
+                assert_eq!(r.is_err(), inside, "{step:?} [{lo}, {hi}] key {key}");
+                plm.release(&mut w);
+            }
+            // An overlapping writing range, short or long, waits too; a disjoint one does not.
+            for (a, b, meets) in [
+                (hi, hi + 2, true),
+                (lo - 30, lo, true),
+                (hi + 1, hi + 3, false),
+            ] {
+                let mut w = plm.begin(Isolation::Serializable);
+                let upd = p(&format!("k BETWEEN {a} AND {b}"));
+                let r = plm.acquire(&mut w, req(Update, &upd, &[], &[2]));
+                assert_eq!(r.is_err(), meets, "{step:?} [{lo}, {hi}] vs [{a}, {b}]");
+                plm.release(&mut w);
+            }
+            plm.release(&mut scanner);
+        }
+        assert_eq!(plm.active(), 0);
+    }
+}
