@@ -1,8 +1,8 @@
 //! `twopl` — strict two-phase locking (2PL) with shared/exclusive row locks, next-key locking against
 //! phantoms, and three ways to deal with deadlock: `2pl-nowait`, `2pl-waitdie`, `2pl-detect`; plus
 //! `2pl-table`, no-wait over a traditional hash-table lock manager (the VLL paper's baseline); plus a
-//! way to avoid it: `2pl-ordered` and `locking-coarse`, which take every lock before the
-//! transaction runs, in one global order (the PWV paper's baselines, [`ordered`]).
+//! way to avoid it: `2pl-ordered` and `locking-coarse`, which know every lock before the
+//! transaction runs and take them in one global order (the PWV paper's baselines, [`ordered`]).
 //!
 //! # Strict 2PL in one paragraph
 //!
