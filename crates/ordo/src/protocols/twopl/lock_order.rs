@@ -24,7 +24,7 @@
 //! waits can close.
 
 use super::stripes::Stripes;
-use super::ticket::TicketLock;
+use crate::protocols::kit::ticket::TicketLock;
 use crate::protocols::kit::exec::UnitLock;
 use crate::protocols::kit::plan::{normalize, LockRequest, Mode, MAX_RANGE_KEYS};
 use crate::storage::{Database, TableId};
