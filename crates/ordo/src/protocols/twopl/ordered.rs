@@ -64,10 +64,10 @@
 
 use super::lock_order::LockSet;
 use super::stripes::Stripes;
-use crate::protocols::kit::ticket::TicketLock;
 use crate::protocols::kit::barrier::{Barrier, Exclusive};
 use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
 use crate::protocols::kit::plan::Planner;
+use crate::protocols::kit::ticket::TicketLock;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{run_pieces, Access, IdLedger, Program, Recorder, Tx, TxResult};
