@@ -111,7 +111,12 @@ pub fn deps_of(
             }
             continue;
         }
-        let live = matches!(board.state(e.txn), State::Running(_));
+        let st = board.state(e.txn);
+        if e.kind.writes() && st.aborted() {
+            // It turned aborting since the check above: its write is about to be undone.
+            return Err(Undoing);
+        }
+        let live = matches!(st, State::Running(_));
         if kind == Kind::Read && !e.kind.writes() {
             continue;
         }

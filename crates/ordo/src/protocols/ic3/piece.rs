@@ -61,12 +61,24 @@ impl Undo {
         });
     }
 
-    /// Puts record `rid` of `table` back as the transaction found it (if it wrote it).
-    pub fn restore<M: Default + Send + Sync>(&self, db: &Database<M>, table: TableId, rid: RowId) {
+    /// Puts record `rid` of `table` back as transaction `me` found it (if it wrote it). Its write
+    /// must be the record's latest: everyone who wrote after it has undone theirs.
+    pub fn restore<M: Default + Send + Sync>(
+        &self,
+        db: &Database<M>,
+        table: TableId,
+        rid: RowId,
+        me: TxnId,
+    ) {
         let Some(s) = self.saved.iter().find(|s| s.rid == rid && s.table == table) else {
             return;
         };
         let t = db.table(table);
+        debug_assert_eq!(
+            t.version(rid).load(Ordering::Acquire) & !ABSENT,
+            me & !ABSENT,
+            "undoing a write that a later one overwrote"
+        );
         let data = t.data(rid);
         for (w, &v) in data.iter().zip(&self.words[s.start..s.start + data.len()]) {
             w.store(v, Ordering::Relaxed);
@@ -75,9 +87,9 @@ impl Undo {
     }
 
     /// Puts every record back (a transaction that ran alone: nobody wrote after it).
-    pub fn restore_all<M: Default + Send + Sync>(&self, db: &Database<M>) {
+    pub fn restore_all<M: Default + Send + Sync>(&self, db: &Database<M>, me: TxnId) {
         for s in self.saved.iter().rev() {
-            self.restore(db, s.table, s.rid);
+            self.restore(db, s.table, s.rid, me);
         }
     }
 
@@ -109,7 +121,7 @@ impl Run {
     /// alone), records the outcome.
     pub fn finish<M: Default + Send + Sync>(&mut self, db: &Database<M>, committed: bool) {
         if !committed {
-            self.undo.restore_all(db);
+            self.undo.restore_all(db, self.id);
         }
         self.end(db, committed);
     }

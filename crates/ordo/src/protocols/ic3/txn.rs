@@ -289,7 +289,7 @@ fn leave(db: &Database<Ic3Record>, id: TxnId, undo: &super::piece::Undo, t: &Tou
         let first = list.iter().position(|e| e.txn == id && e.kind.writes());
         let later = first.is_some_and(|i| list[i + 1..].iter().any(|e| e.txn != id));
         if !later {
-            undo.restore(db, t.table, t.rid);
+            undo.restore(db, t.table, t.rid, id);
             list.retain(|e| e.txn != id);
         }
         !later
