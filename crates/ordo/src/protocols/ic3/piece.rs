@@ -62,7 +62,8 @@ impl Undo {
     }
 
     /// Puts record `rid` of `table` back as transaction `me` found it (if it wrote it). Its write
-    /// must be the record's latest: everyone who wrote after it has undone theirs.
+    /// must be the record's latest: everyone who wrote after it has undone theirs. (A record saved
+    /// but not written — an update of an absent key — is still as it was.)
     pub fn restore<M: Default + Send + Sync>(
         &self,
         db: &Database<M>,
@@ -74,10 +75,10 @@ impl Undo {
             return;
         };
         let t = db.table(table);
-        debug_assert_eq!(
-            t.version(rid).load(Ordering::Acquire) & !ABSENT,
-            me & !ABSENT,
-            "undoing a write that a later one overwrote"
+        let now = t.version(rid).load(Ordering::Acquire);
+        debug_assert!(
+            now & !ABSENT == me & !ABSENT || now == s.prev,
+            "undoing {me}'s write of {table}/{rid}: a later one ({now}) overwrote it"
         );
         let data = t.data(rid);
         for (w, &v) in data.iter().zip(&self.words[s.start..s.start + data.len()]) {
