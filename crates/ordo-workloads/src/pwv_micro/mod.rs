@@ -147,6 +147,11 @@ impl Program for PwvMicroTxn {
     fn depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
     /// Every key is an input: no reconnaissance.
     fn declaration_depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
+    /// Every piece is an increment whose old value the transaction never sees: any two commute
+    /// (read by `ic3-comm`).
+    fn commutes(&self, _piece: usize) -> bool {
+        true
+    }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         tx.update(RECORDS, self.keys[piece], ColumnSet::one(VALUE), |r| {
             r.set_int(VALUE, r.int(VALUE) + 1)

@@ -20,6 +20,7 @@ pub(crate) mod conformance;
 pub mod deterministic;
 #[cfg(test)]
 mod floor_plan;
+pub mod ic3;
 pub mod kit;
 pub mod mvcc;
 pub mod nocc;
@@ -265,6 +266,8 @@ registry!(
     partitioned::VllPartitionedArrayed,
     pwv::Pwv<pwv::Fine>,
     pwv::Pwv<pwv::Coarse>,
+    ic3::Ic3Plain,
+    ic3::Ic3Comm,
 );
 
 /// The names of every protocol.

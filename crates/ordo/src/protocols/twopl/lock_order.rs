@@ -24,9 +24,9 @@
 //! waits can close.
 
 use super::stripes::Stripes;
-use super::ticket::TicketLock;
 use crate::protocols::kit::exec::UnitLock;
 use crate::protocols::kit::plan::{normalize, LockRequest, Mode, MAX_RANGE_KEYS};
+use crate::protocols::kit::ticket::TicketLock;
 use crate::storage::{Database, TableId};
 use crate::txn::{Access, ConflictUnits, Target, TxResult};
 use std::cmp::Reverse;

@@ -67,16 +67,16 @@
 //!   the protocol, `ordo spec`, which overlaps sessions, refuses it.
 //! * **Fairness.** A waiter never gives up (there is no deadlock to give up for), so the lock words
 //!   are first come, first served: a writer waiting for readers is not overtaken by later readers
-//!   ([`super::ticket`]).
+//!   ([`crate::protocols::kit::ticket`]).
 //!
 //! [`MAX_RANGE_KEYS`]: crate::protocols::kit::plan::MAX_RANGE_KEYS
 
 use super::lock_order::LockSet;
 use super::stripes::Stripes;
-use super::ticket::TicketLock;
 use crate::protocols::kit::barrier::{Barrier, Exclusive};
 use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
 use crate::protocols::kit::plan::Planner;
+use crate::protocols::kit::ticket::TicketLock;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{run_pieces, Access, ConflictUnits, IdLedger, Program, Recorder, Tx, TxResult};
