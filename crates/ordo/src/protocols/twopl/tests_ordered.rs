@@ -148,13 +148,6 @@ impl Gated {
             sum: 0,
         }
     }
-    /// With a gate: returns where it tells that it holds its locks, and where to let it go on.
-    fn gated(mut self) -> (Self, Receiver<()>, Sender<()>) {
-        let (held_tx, held_rx) = mpsc::channel();
-        let (go_tx, go_rx) = mpsc::channel();
-        self.gate = Some((held_tx, go_rx));
-        (self, held_rx, go_tx)
-    }
 }
 
 impl Program for Gated {
@@ -207,12 +200,35 @@ impl Program for Gated {
     }
 }
 
-/// Runs `first` (gated) on one thread until it holds its locks, then `second` on another, and
+/// A test program that can stop at a gate: it says so on the first channel and waits on the
+/// second before going on.
+trait Gate: Program + Send {
+    fn set_gate(&mut self, held: Sender<()>, go: Receiver<()>);
+}
+
+impl Gate for Gated {
+    fn set_gate(&mut self, held: Sender<()>, go: Receiver<()>) {
+        self.gate = Some((held, go));
+    }
+}
+
+impl Gate for Stepped {
+    fn set_gate(&mut self, held: Sender<()>, go: Receiver<()>) {
+        self.gate = Some((held, go));
+    }
+}
+
+/// Runs `first` (gated) on one thread until it reaches its gate, then `second` on another, and
 /// says whether `second` waited for `first` (it did not finish while `first` was held at its gate,
 /// 150 ms) — also checking that both commit, and returning `second` for a look at what it saw.
-fn second_waits_for_first<P: Protocol>(p: &P, first: Gated, second: Gated) -> (bool, Gated) {
-    let (mut first, held, go) = first.gated();
-    let mut second = second;
+fn second_waits_for_first<P: Protocol, G1: Gate, G2: Program + Send>(
+    p: &P,
+    mut first: G1,
+    mut second: G2,
+) -> (bool, G2) {
+    let (held_tx, held) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    first.set_gate(held_tx, go_rx);
     let waited = std::thread::scope(|s| {
         let a = s.spawn(|| {
             let mut w = p.worker(0, false);
@@ -226,10 +242,7 @@ fn second_waits_for_first<P: Protocol>(p: &P, first: Gated, second: Gated) -> (b
             p.execute(&mut w, second).expect("the second commits");
             done_tx.send(()).unwrap();
         });
-        let waited = match done_rx.recv_timeout(Duration::from_millis(150)) {
-            Ok(()) => false,
-            Err(_) => true,
-        };
+        let waited = done_rx.recv_timeout(Duration::from_millis(150)).is_err();
         go.send(()).unwrap();
         a.join().unwrap();
         b.join().unwrap();
@@ -303,35 +316,6 @@ impl Program for Stepped {
     }
 }
 
-/// Runs `first` until it is held at its gate after its first piece, then `second` beside it; says
-/// whether `second` waited for `first` (did not finish within 150 ms), and checks both commit.
-fn stepped_second_waits<G: Grain>(p: &Ordered<G>, first: Stepped, second: Stepped) -> bool {
-    let (held_tx, held) = mpsc::channel();
-    let (go, go_rx) = mpsc::channel();
-    let mut first = first;
-    first.gate = Some((held_tx, go_rx));
-    let mut second = second;
-    std::thread::scope(|s| {
-        let a = s.spawn(|| {
-            let mut w = p.worker(0, false);
-            p.execute(&mut w, &mut first).expect("the first commits");
-        });
-        held.recv().unwrap();
-        let (done_tx, done_rx) = mpsc::channel();
-        let second = &mut second;
-        let b = s.spawn(move || {
-            let mut w = p.worker(1, false);
-            p.execute(&mut w, second).expect("the second commits");
-            done_tx.send(()).unwrap();
-        });
-        let waited = done_rx.recv_timeout(Duration::from_millis(150)).is_err();
-        go.send(()).unwrap();
-        a.join().unwrap();
-        b.join().unwrap();
-        waited
-    })
-}
-
 /// The paper's Locking takes a record's lock just before updating it (§2.3), which is what Fig. 1
 /// measures. T1 updates 1 then 9, one piece each, up the order: held after its first piece, it
 /// holds key 1 only, so T2 on key 9 runs at once, and T2 on key 1 waits. T1 updating 9 then 1 (down
@@ -339,16 +323,12 @@ fn stepped_second_waits<G: Grain>(p: &Ordered<G>, first: Stepped, second: Steppe
 fn each_piece_takes_its_prefix<G: Grain>() {
     let p = Ordered::<G>::open(fresh_db(), &ProtocolConfig::with_threads(2));
     assert!(
-        !stepped_second_waits(&p, Stepped::new(&[1, 9]), Stepped::new(&[9])),
+        !second_waits_for_first(&p, Stepped::new(&[1, 9]), Stepped::new(&[9])).0,
         "T1's first piece held key 9's lock before its second piece needed it"
     );
-    assert!(stepped_second_waits(
-        &p,
-        Stepped::new(&[1, 9]),
-        Stepped::new(&[1])
-    ));
+    assert!(second_waits_for_first(&p, Stepped::new(&[1, 9]), Stepped::new(&[1])).0);
     assert!(
-        stepped_second_waits(&p, Stepped::new(&[9, 1]), Stepped::new(&[1])),
+        second_waits_for_first(&p, Stepped::new(&[9, 1]), Stepped::new(&[1])).0,
         "a piece down the order takes the locks before its own"
     );
     assert_eq!(b_of(&p, 1), 5);
