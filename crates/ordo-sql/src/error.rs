@@ -66,6 +66,11 @@ impl From<Abort> for SqlError {
         let detail = a.detail.map(|d| format!(" ({d})")).unwrap_or_default();
         let (code, message) = match a.reason {
             AbortReason::Deadlock => ("40P01", "deadlock detected".to_string()),
+            AbortReason::Cascade => (
+                "40001",
+                "could not serialize access: a transaction whose writes this one saw aborted"
+                    .to_string(),
+            ),
             AbortReason::LockConflict => (
                 "40001",
                 "could not serialize access due to a lock conflict (no-wait)".to_string(),

@@ -111,6 +111,14 @@ pub fn number(s: &str) -> SqlResult<Datum> {
     if let Ok(v) = s.parse::<i64>() {
         return Ok(Datum::Int(v));
     }
+    // An integer literal past bigint: PostgreSQL would make it NUMERIC, which Ordo lacks; rounding
+    // it to a double would print another number, so it is refused as out of range.
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(SqlError::new(
+            "22003",
+            format!("value \"{s}\" is out of range for type bigint"),
+        ));
+    }
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Datum::Float(v)),
         // PostgreSQL: "1e400" is out of range for type double precision.
@@ -141,6 +149,13 @@ pub fn compile(e: &ast::Expr, scope: &mut Scope<'_>) -> SqlResult<Expr> {
         }
         E::Value(v) => literal(&v.value)?,
         E::Nested(inner) => compile(inner, scope)?,
+        // The smallest bigint is written as a minus before a literal one past the largest.
+        E::UnaryOp {
+            op: U::Minus,
+            expr: lit,
+        } if matches!(&**lit, E::Value(v) if matches!(&v.value, ast::Value::Number(n, _) if n == "9223372036854775808")) => {
+            Expr::Const(Datum::Int(i64::MIN))
+        }
         E::UnaryOp { op, expr } => {
             let x = compile(expr, scope)?;
             match op {

@@ -133,6 +133,17 @@ fn transactions_follow_postgres() {
     assert_eq!(err(&s.execute("SELECT 1 / 0")), "22012");
     // Out of double precision's range, as PostgreSQL: a literal, an overflow, an underflow.
     assert_eq!(err(&s.execute("SELECT 1e400")), "22003");
+    // An integer literal past bigint is refused (PostgreSQL would make it NUMERIC, which Ordo
+    // lacks), not rounded to another number; bigint's own ends are fine.
+    assert_eq!(
+        err(&s.execute("SELECT 99999999999999999999999999")),
+        "22003"
+    );
+    assert_eq!(err(&s.execute("SELECT 9223372036854775808")), "22003");
+    assert_eq!(
+        rows(&s, "SELECT 9223372036854775807, -9223372036854775808"),
+        vec![vec![Datum::Int(i64::MAX), Datum::Int(i64::MIN)]]
+    );
     assert_eq!(err(&s.execute("SELECT 1e308 * 10")), "22003");
     assert_eq!(err(&s.execute("SELECT 1e-300 * 1e-300")), "22003");
     assert_eq!(rows(&s, "SELECT 1e308 * 0"), vec![vec![Datum::Float(0.0)]]);

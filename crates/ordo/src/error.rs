@@ -27,6 +27,13 @@ pub enum Error {
         workload: &'static str,
         source: LoadError,
     },
+    /// A verification's recorded history would not fit this machine's memory (refused before
+    /// anything runs: [`crate::harness::verify::recording_floor`]).
+    #[error(
+        "recording {txns} transactions needs at least {needs} bytes, more than this machine's \
+         {memory} bytes of memory: ask for fewer (--txns)"
+    )]
+    RecordingOverMemory { txns: u64, needs: u64, memory: u64 },
     /// The workload could not be loaded.
     #[error("loading {workload}: {source}")]
     Load {

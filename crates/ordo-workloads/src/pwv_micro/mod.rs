@@ -2,8 +2,16 @@
 //!
 //! One table of `records` records (the paper's 1,000,000), one integer value each. Every
 //! transaction makes **10 read-modify-writes** (value + 1): one of them on the **hot record** — the
-//! same record, key [`HOT_KEY`], for every transaction, so every pair of transactions conflicts —
-//! and the other 9 on distinct records drawn uniformly from the rest.
+//! same record, the middle key ([`PwvMicroConfig::hot_key`]), for every transaction, so every pair
+//! of transactions conflicts — and the other 9 on distinct records drawn uniformly from the rest.
+//!
+//! **Program order is key order.** The updates before the hot one are drawn below the hot key and
+//! those after it above, each side in ascending order, so a transaction's updates go up the key
+//! order. A protocol that locks in key order as it runs (the paper's Locking, `2pl-ordered`: "the
+//! locking algorithm acquires an exclusive lock on a record prior to updating the record", §2.3)
+//! then takes the hot lock exactly where the program updates the hot record, and RC's commit-time
+//! write locks, "acquired in the same order", also hold it for the updates after it. Were the hot
+//! record the smallest key, every ordered protocol would lock it first whatever its position.
 //!
 //! The **write visibility delay** is the paper's x axis: the number of updates a transaction makes
 //! *after* its hot update ([`PwvMicroConfig::hot_position`], `--hot-position N`, 0 to 9). At 0 the
@@ -40,15 +48,15 @@ use serde::Serialize;
 
 /// Read-modify-writes per transaction.
 pub const UPDATES: usize = 10;
-/// The hot record every transaction updates.
-pub const HOT_KEY: u64 = 0;
 /// The largest `--hot-position`: the hot record first, 9 updates after it.
 pub const MAX_HOT_POSITION: u32 = UPDATES as u32 - 1;
+/// The fewest records: 9 distinct cold ones must fit on either side of the hot one.
+pub const MIN_RECORDS: u64 = 2 * UPDATES as u64;
 
 /// Micro-benchmark parameters (see the module doc).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PwvMicroConfig {
-    /// Records in the table (the hot one is key 0).
+    /// Records in the table (the hot one is the middle key, `records / 2`).
     pub records: u64,
     /// Updates each transaction makes after its hot one: 0 (hot last) to 9 (hot first).
     pub hot_position: u32,
@@ -66,12 +74,14 @@ impl Default for PwvMicroConfig {
 impl PwvMicroConfig {
     /// Checks the parameters; the error is one line for the user.
     pub fn validate(&self) -> crate::Result<()> {
-        if self.records < UPDATES as u64 {
+        if self.records < MIN_RECORDS {
             return Err(Error::invalid(
                 "records",
                 format!(
-                    "({}) too small: each transaction updates the hot record and {} others",
+                    "({}) too small: each transaction updates the hot record and {} others, up to \
+                     {} on either side of it (at least {MIN_RECORDS})",
                     self.records,
+                    UPDATES - 1,
                     UPDATES - 1
                 ),
             ));
@@ -91,6 +101,12 @@ impl PwvMicroConfig {
     /// The piece that updates the hot record.
     pub fn hot_piece(&self) -> usize {
         MAX_HOT_POSITION as usize - self.hot_position as usize
+    }
+
+    /// The hot record every transaction updates: the middle key, so that up to 9 updates fit on
+    /// either side of it in key order.
+    pub fn hot_key(&self) -> u64 {
+        self.records / 2
     }
 }
 
@@ -131,6 +147,11 @@ impl Program for PwvMicroTxn {
     fn depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
     /// Every key is an input: no reconnaissance.
     fn declaration_depends_on(&self, _piece: usize, _out: &mut Vec<usize>) {}
+    /// Every piece is an increment whose old value the transaction never sees: any two commute
+    /// (read by `ic3-comm`).
+    fn commutes(&self, _piece: usize) -> bool {
+        true
+    }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         tx.update(RECORDS, self.keys[piece], ColumnSet::one(VALUE), |r| {
             r.set_int(VALUE, r.int(VALUE) + 1)
@@ -171,22 +192,26 @@ impl Workload for PwvMicro {
     }
     fn next(&self, g: &mut PwvMicroGen, p: &mut PwvMicroTxn) {
         p.keys.clear();
-        let hot = self.cfg.hot_piece();
-        while p.keys.len() < UPDATES {
-            if p.keys.len() == hot {
-                p.keys.push(HOT_KEY);
-                continue;
+        let (hot, key) = (self.cfg.hot_piece(), self.cfg.hot_key());
+        // Below the hot key, then the hot key, then above it; each side ascending.
+        let mut draw = |p: &mut PwvMicroTxn, n: usize, range: std::ops::Range<u64>| {
+            let from = p.keys.len();
+            while p.keys.len() < from + n {
+                let k = g.rng.gen_range(range.clone());
+                if !p.keys[from..].contains(&k) {
+                    p.keys.push(k);
+                }
             }
-            let k = g.rng.gen_range(HOT_KEY + 1..self.cfg.records);
-            if !p.keys.contains(&k) {
-                p.keys.push(k);
-            }
-        }
+            p.keys[from..].sort_unstable();
+        };
+        draw(p, hot, 0..key);
+        p.keys.push(key);
+        draw(p, UPDATES - 1 - hot, key + 1..self.cfg.records);
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
         let sum = sum_of_values(db, self.cfg.records)?;
         let mut buf = Vec::new();
-        let hot = crate::inspect::int(db, RECORDS, HOT_KEY, VALUE, &mut buf)
+        let hot = crate::inspect::int(db, RECORDS, self.cfg.hot_key(), VALUE, &mut buf)
             .ok_or("the hot record is missing")?;
         if sum != hot.wrapping_mul(UPDATES as i64) {
             return Err(format!(

@@ -88,7 +88,8 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.starts_with("--records (9) too small"), "{e}");
-        assert!(PwvMicro::from_settings(&given(&[(&RECORDS, "10")]), Purpose::Verify).is_ok());
+        assert!(PwvMicro::from_settings(&given(&[(&RECORDS, "19")]), Purpose::Verify).is_err());
+        assert!(PwvMicro::from_settings(&given(&[(&RECORDS, "20")]), Purpose::Verify).is_ok());
     }
 
     #[test]

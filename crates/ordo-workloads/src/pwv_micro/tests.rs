@@ -16,7 +16,7 @@ fn validation_rejects_bad_parameters() {
     assert!(PwvMicroConfig::default().validate().is_ok());
     for bad in [
         PwvMicroConfig {
-            records: 9,
+            records: 19,
             ..Default::default()
         },
         PwvMicroConfig {
@@ -29,29 +29,32 @@ fn validation_rejects_bad_parameters() {
 }
 
 /// `--hot-position N`: exactly N updates follow the hot one, in program order and in what the
-/// pieces declare; the other 9 records are distinct and cold.
+/// pieces declare; the other 9 records are distinct and cold; program order is key order. The
+/// smallest table (20 records) leaves no room to spare on either side.
 #[test]
 fn the_hot_position_moves_the_hot_record() {
-    for n in 0..=MAX_HOT_POSITION {
-        let w = micro(1_000, n);
+    for (records, n) in (0..=MAX_HOT_POSITION).flat_map(|n| [(1_000, n), (MIN_RECORDS, n)]) {
+        let w = micro(records, n);
+        let hot_key = w.config().hot_key();
         let (mut g, mut p) = (w.generator(0, 7), w.program());
         for _ in 0..500 {
             w.next(&mut g, &mut p);
             assert_eq!(p.pieces(), UPDATES);
-            let at = p.keys.iter().position(|&k| k == HOT_KEY).unwrap();
+            let at = p.keys.iter().position(|&k| k == hot_key).unwrap();
             assert_eq!(UPDATES - 1 - at, n as usize, "{:?}", p.keys);
-            let mut keys = p.keys.clone();
-            keys.sort_unstable();
-            keys.dedup();
-            assert_eq!(keys.len(), UPDATES, "distinct records");
-            assert_eq!(p.keys.iter().filter(|&&k| k == HOT_KEY).count(), 1);
+            assert!(
+                p.keys.windows(2).all(|w| w[0] < w[1]),
+                "program order is key order (so distinct records): {:?}",
+                p.keys
+            );
+            assert!(p.keys.iter().all(|&k| k < records));
             let mut declared = Vec::new();
             p.declare(at, &mut declared);
             assert_eq!(
                 declared,
                 [Access::update(
                     RECORDS,
-                    HOT_KEY,
+                    hot_key,
                     ColumnSet::one(VALUE),
                     ColumnSet::one(VALUE)
                 )]
@@ -77,6 +80,7 @@ fn no_data_edges_and_no_commit_point() {
 #[test]
 fn runs_within_its_declarations_and_the_hot_record_counts_the_commits() {
     let w = micro(50, 3);
+    let hot_key = w.config().hot_key();
     let mut db = Database::new();
     w.load(&mut db).unwrap();
     let p = NoCC::open(db, &Default::default());
@@ -90,14 +94,14 @@ fn runs_within_its_declarations_and_the_hot_record_counts_the_commits() {
     w.check(p.db()).unwrap();
     let mut buf = Vec::new();
     assert_eq!(
-        crate::inspect::int(p.db(), RECORDS, HOT_KEY, VALUE, &mut buf),
+        crate::inspect::int(p.db(), RECORDS, hot_key, VALUE, &mut buf),
         Some(200)
     );
     // A lost update of the hot record breaks the invariant.
     assert!(crate::inspect::set_int(
         p.db(),
         RECORDS,
-        HOT_KEY,
+        hot_key,
         VALUE,
         199
     ));

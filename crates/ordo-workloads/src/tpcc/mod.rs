@@ -262,6 +262,9 @@ impl Program for TpccTxn {
     fn conflict_units(&self) -> Option<ConflictUnits> {
         dispatch_ref!(self, p => p.conflict_units())
     }
+    fn commutes(&self, piece: usize) -> bool {
+        dispatch_ref!(self, p => p.commutes(piece))
+    }
     #[inline]
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         dispatch!(self, p => p.run_piece(piece, tx))

@@ -14,6 +14,8 @@
 //! HISTORY's key is a record, the customer's a (warehouse, district) unit ([`super::units`]).
 //!
 //! The customer belongs to a remote warehouse in 15% of payments when there is more than one.
+//!
+//! Piece 0's increments commute with another Payment's ([`Program::commutes`], read by `ic3-comm`).
 
 use super::customer::Lookup;
 use super::schema::*;
@@ -119,6 +121,13 @@ impl Program for Payment {
     }
     fn conflict_units(&self) -> Option<ConflictUnits> {
         Some(UNITS)
+    }
+    /// Piece 0's writes commute with another Payment's (for `ic3-comm`): `w_ytd += amount` and
+    /// `d_ytd += amount`, whose old values the payment never sees, beside names nobody writes. The
+    /// customer's update does not (a bad-credit customer's `c_data` is prepended to), nor does
+    /// piece 0 with `--no-ytd` (it writes nothing).
+    fn commutes(&self, piece: usize) -> bool {
+        piece == 0 && !self.no_ytd
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d, amount) = (self.w, self.d, self.amount);

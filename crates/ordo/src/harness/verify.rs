@@ -2,7 +2,7 @@
 
 use super::prefetch::Prefetch;
 use super::workload::{Violation, Workload};
-use crate::check::{self, History, Report};
+use crate::check::{self, Event, History, Report, TxnRecord};
 use crate::protocols::{Protocol, ProtocolConfig};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 
@@ -28,8 +28,30 @@ pub struct Verified {
     pub invariants: Result<(), Violation>,
 }
 
+/// The least memory a recorded history of `txns` transactions takes: each transaction's record
+/// and one read and one write event (a real history, and the checker's graph over it, take more).
+pub fn recording_floor(txns: u64) -> u64 {
+    let per_txn = std::mem::size_of::<TxnRecord>() + 2 * std::mem::size_of::<Event>();
+    txns.saturating_mul(per_txn as u64)
+}
+
+/// Refuses a run whose recording cannot fit in `memory` bytes (`None`: unknown, nothing refused).
+fn check_recording(txns: u64, memory: Option<u64>) -> crate::Result<()> {
+    let needs = recording_floor(txns);
+    match memory {
+        Some(memory) if needs > memory => Err(crate::Error::RecordingOverMemory {
+            txns,
+            needs,
+            memory,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `cfg.txns` transactions of `workload` under `P` with recording on and checks the history.
+/// Refuses, before loading anything, a `cfg.txns` whose recording could not fit the machine.
 pub fn run<P: Protocol, W: Workload>(workload: &W, cfg: &VerifyConfig) -> crate::Result<Verified> {
+    check_recording(cfg.txns, super::memory::physical())?;
     let (protocol, _) = super::bench::open::<P, W>(workload, &cfg.protocol)?;
     let per_thread = cfg.txns.div_ceil(cfg.protocol.threads.max(1) as u64);
     let mut txns = Vec::new();
@@ -111,6 +133,24 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for CountedSource<'_, 
 mod tests {
     use super::super::prefetch::{assert_resolving_passes_prefetch_on, test_workload};
     use super::*;
+
+    #[test]
+    fn a_recording_past_the_memory_is_refused_before_it_runs() {
+        assert!(check_recording(100_000, Some(1 << 30)).is_ok());
+        assert!(
+            check_recording(u64::MAX, None).is_ok(),
+            "unknown memory: nothing refused"
+        );
+        let e = check_recording(u64::MAX, Some(24 << 30)).unwrap_err();
+        assert!(
+            matches!(e, crate::Error::RecordingOverMemory { txns: u64::MAX, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("--txns"), "{e}");
+        // The floor grows with the count and never wraps.
+        assert!(recording_floor(1_000) < recording_floor(1_000_000));
+        assert_eq!(recording_floor(u64::MAX), u64::MAX);
+    }
 
     /// The verification source prefetches as the benchmark's does: `next` and `next_resolving`
     /// hand out the same programs, `next_resolving` passes the prefetch setting on to the protocol,

@@ -21,6 +21,7 @@ pub mod deterministic;
 pub mod dibs;
 #[cfg(test)]
 mod floor_plan;
+pub mod ic3;
 pub mod kit;
 pub mod mvcc;
 pub mod nocc;
@@ -266,6 +267,8 @@ registry!(
     partitioned::VllPartitionedArrayed,
     pwv::Pwv<pwv::Fine>,
     pwv::Pwv<pwv::Coarse>,
+    ic3::Ic3Plain,
+    ic3::Ic3Comm,
     dibs::Dibs<dibs::Full>,
     dibs::Dibs<dibs::Naive>,
 );

@@ -14,6 +14,9 @@ pub enum AbortReason {
     Died,
     /// Deadlock detection chose this transaction as the victim of a waits-for cycle.
     Deadlock,
+    /// A cascading abort: the transaction saw or overwrote a write of another that then aborted
+    /// (`ic3`, whose pieces make their writes visible before their transaction commits).
+    Cascade,
     /// Optimistic validation failed: a read changed, a key appeared in a scanned range, or a write-set
     /// record was locked by another committer.
     Validation,
@@ -31,10 +34,11 @@ pub enum AbortReason {
 
 impl AbortReason {
     /// Every reason, in display order.
-    pub const ALL: [AbortReason; 9] = [
+    pub const ALL: [AbortReason; 10] = [
         AbortReason::LockConflict,
         AbortReason::Died,
         AbortReason::Deadlock,
+        AbortReason::Cascade,
         AbortReason::Validation,
         AbortReason::UpdateConflict,
         AbortReason::Unsafe,
@@ -58,6 +62,7 @@ impl AbortReason {
             AbortReason::LockConflict => "lock-conflict",
             AbortReason::Died => "died",
             AbortReason::Deadlock => "deadlock",
+            AbortReason::Cascade => "cascade",
             AbortReason::Validation => "validation",
             AbortReason::UpdateConflict => "update-conflict",
             AbortReason::Unsafe => "unsafe",

@@ -211,6 +211,24 @@ pub trait Program {
         None
     }
 
+    /// Whether piece `piece`'s writes **commute** with those of every other piece that says so
+    /// (default: no piece's do). Only `ic3-comm` reads it (IC3's commutativity optimization, the
+    /// PWV paper's chopping-comm); every other protocol, and `ic3`, treat such a piece as any other.
+    ///
+    /// The promise, per record: each writing access of the piece (its reads of that record
+    /// included) and any other commuting access to the record, from any program, applied in
+    /// either order leave the record the same and hand each program the same results — an
+    /// increment of a total whose old value the program never sees (TPC-C Payment's `w_ytd`,
+    /// `d_ytd`), read beside columns nobody writes. A decrement that branches on the value (TPC-C
+    /// Stock's `s_quantity`), a counter whose value the program uses (`d_next_o_id`), an append to
+    /// a string (`c_data`) do not commute. The piece's reads of records it does not write are plain
+    /// reads, and its accesses conflict with other pieces' accesses as usual. `ic3-comm` keeps
+    /// commuting writers in commit order all the same (its writes are in place), so a wrong promise
+    /// costs it aborts, never serializability (see `protocols::ic3`).
+    fn commutes(&self, _piece: usize) -> bool {
+        false
+    }
+
     /// The wait for **remote reads** this attempt still has ahead of it, taken over by the protocol.
     ///
     /// A workload that simulates a partitioned deployment's network (`vll-micro --remote-wait`) makes a

@@ -184,6 +184,12 @@ impl<'a, M: Default + Send + Sync> ExecTx<'a, M> {
         }
     }
 
+    /// Narrows or widens what the transaction may touch from now on (a protocol that takes its
+    /// locks piece by piece grants each piece what it holds by then).
+    pub fn set_cover(&mut self, cover: Cover<'a>) {
+        self.cover = cover;
+    }
+
     #[inline]
     fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<()> {
         if let Some(r) = self.aborted {

@@ -20,7 +20,8 @@
 //! | [`prefix`]        | prefix locks: key ranges as bitstring prefixes, four counters each | vll (vllr), range_locks |
 //! | [`queue_knobs`]   | the knobs of the TxnQueue loops (`--vll-*`)                        | vll, deterministic (calvin-vll), partitioned |
 //! | [`latch`]         | the spinning latch around a short critical section                 | vll, deterministic (deadlock-free 2PL) |
-//! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking) |
+//! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking), ic3 |
+//! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3 |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
 //! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
 //! | [`recv`]          | receiving a hand-off: poll briefly, then block                     | deterministic, partitioned |
@@ -43,6 +44,7 @@ pub mod recon;
 pub mod recv;
 pub mod sca;
 pub mod scheduler;
+pub mod ticket;
 pub mod txn_queue;
 pub mod waiting;
 

@@ -24,9 +24,9 @@
 //! waits can close.
 
 use super::stripes::Stripes;
-use super::ticket::TicketLock;
 use crate::protocols::kit::exec::UnitLock;
 use crate::protocols::kit::plan::{normalize, LockRequest, Mode, MAX_RANGE_KEYS};
+use crate::protocols::kit::ticket::TicketLock;
 use crate::storage::{Database, TableId};
 use crate::txn::{Access, ConflictUnits, Target, TxResult};
 use std::cmp::Reverse;
@@ -131,33 +131,74 @@ impl LockSet {
 
     /// Takes every lock, in the order, waiting for each; the returned guard releases them all.
     pub fn acquire<'a>(&'a self, db: &'a Database<TicketLock>, stripes: &'a Stripes) -> Held<'a> {
+        let mut held = self.hold(db, stripes);
+        held.upto(self.records.len());
+        held
+    }
+
+    /// Takes the stripes (first in the order), waiting for each; the record locks are taken as
+    /// the pieces need them, by [`Held::upto`].
+    pub fn hold<'a>(&'a self, db: &'a Database<TicketLock>, stripes: &'a Stripes) -> Held<'a> {
         for &(i, mode) in &self.stripes {
             stripes.get(i).acquire(mode);
-        }
-        for r in &self.records {
-            db.table(r.table).meta(r.rid).acquire(r.mode);
         }
         Held {
             set: self,
             db,
             stripes,
+            taken: 0,
         }
+    }
+
+    /// How many record locks, from the start of the order, a piece that declared `piece` needs
+    /// held before it runs: every record lock up to its last one. Taking a prefix of the order
+    /// piece by piece keeps the one global order (so no deadlock), and when a program's pieces go
+    /// up the key order, as the PWV paper's Fig. 1 transactions do, each lock is taken just before
+    /// the piece that needs it — the paper's "acquires an exclusive lock on a record prior to
+    /// updating the record". A piece out of key order takes the locks before its own early.
+    pub fn prefix_for(&self, piece: &[Access]) -> usize {
+        piece
+            .iter()
+            .map(|a| {
+                let last = match a.target {
+                    Target::Key(k) => k,
+                    Target::Range { lo, hi } if lo <= hi => hi,
+                    Target::Range { .. } => return 0,
+                };
+                self.records
+                    .partition_point(|l| (l.table, l.key) <= (a.table, last))
+            })
+            .max()
+            .unwrap_or(0)
     }
 }
 
-/// Every lock of a [`LockSet`], held; dropping it releases them (after the transaction has
-/// committed or rolled back: it is declared before the transaction, so it drops after it, also
-/// when a program's panic unwinds through both).
+/// The locks of a [`LockSet`] taken so far — its stripes and a prefix of its record locks;
+/// dropping it releases them (after the transaction has committed or rolled back: it is declared
+/// before the transaction, so it drops after it, also when a program's panic unwinds through both).
 #[must_use = "the locks are held only while the guard lives"]
 pub struct Held<'a> {
     set: &'a LockSet,
     db: &'a Database<TicketLock>,
     stripes: &'a Stripes,
+    /// Record locks taken: `set.records[..taken]`.
+    taken: usize,
+}
+
+impl Held<'_> {
+    /// Takes the record locks up to `n` in the order (those not yet taken), waiting for each.
+    pub fn upto(&mut self, n: usize) {
+        let n = n.min(self.set.records.len());
+        for r in self.set.records.get(self.taken..n).unwrap_or_default() {
+            self.db.table(r.table).meta(r.rid).acquire(r.mode);
+        }
+        self.taken = self.taken.max(n);
+    }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        for r in &self.set.records {
+        for r in &self.set.records[..self.taken] {
             self.db.table(r.table).meta(r.rid).release(r.mode);
         }
         for &(i, mode) in &self.set.stripes {

@@ -1,8 +1,8 @@
 //! `twopl` — strict two-phase locking (2PL) with shared/exclusive row locks, next-key locking against
 //! phantoms, and three ways to deal with deadlock: `2pl-nowait`, `2pl-waitdie`, `2pl-detect`; plus
 //! `2pl-table`, no-wait over a traditional hash-table lock manager (the VLL paper's baseline); plus a
-//! way to avoid it: `2pl-ordered` and `locking-coarse`, which take every lock before the
-//! transaction runs, in one global order (the PWV paper's baselines, [`ordered`]).
+//! way to avoid it: `2pl-ordered` and `locking-coarse`, which know every lock before the
+//! transaction runs and take them in one global order (the PWV paper's baselines, [`ordered`]).
 //!
 //! # Strict 2PL in one paragraph
 //!
@@ -50,8 +50,9 @@
 //! ([`wait`]). Ordered locking *avoids* it: a transaction planned before it runs takes all its
 //! locks in one global order, so it may wait for anyone and no cycle of waits can form. It lives
 //! apart from the [`Policy`] machinery (its transactions do not lock as they go; they run on the
-//! kit's executor under the locks taken), in [`ordered`], [`lock_order`], [`ticket`] (its fair lock
-//! word) and [`stripes`] (the locks of conflict units).
+//! kit's executor under the locks taken), in [`ordered`], [`lock_order`], the kit's
+//! [`TicketLock`](crate::protocols::kit::ticket::TicketLock) (its fair lock word) and [`stripes`]
+//! (the locks of conflict units).
 //!
 //! # Where a lock lives: a word beside the record, or a lock table
 //!
@@ -107,7 +108,7 @@
 //! | lock set (held locks, "do I hold it?")    | [`lockset`]                             |
 //! | the transaction: lock, read/write in place, undo, next-key locks, release | [`txn`] |
 //! | ordered locking: plan, lock in order, run under the locks | [`ordered`], [`lock_order`] |
-//! | its fair reader-writer lock word; unit locks in stripes | [`ticket`], [`stripes`]   |
+//! | its fair reader-writer lock word; unit locks in stripes | kit's [`ticket`](crate::protocols::kit::ticket), [`stripes`] |
 //!
 //! Recording for the checker: reads record the version word read while holding the lock; each install
 //! records the word it swapped out.
@@ -121,7 +122,6 @@ pub mod ordered;
 pub mod stripes;
 pub mod table_detect;
 pub mod table_nowait;
-pub mod ticket;
 pub mod txn;
 pub mod wait;
 pub mod waitdie;

@@ -1,6 +1,6 @@
 //! `2pl-ordered`, `locking-coarse` — the PWV paper's locking baselines (Faleiro, Abadi, Hellerstein,
-//! PVLDB 10(5) 2017, §5): strict 2PL that takes **every lock before the transaction runs, in
-//! lexicographic order**, so that no deadlock can form.
+//! PVLDB 10(5) 2017, §5): strict 2PL that takes its locks **in lexicographic order**, so that no
+//! deadlock can form — each before the piece that needs it, as a prefix of that order.
 //!
 //! # The idea
 //!
@@ -12,19 +12,28 @@
 //! whoever holds that one waits, if at all, only for locks *after* it — a cycle of waits would have
 //! to come back down the order, so none forms. Nobody is aborted for a conflict; a conflicting
 //! transaction simply waits. The price is that the whole lock set must be known before the first
-//! lock is taken, as in deadlock-free 2PL and the deterministic systems:
+//! lock is taken, as in deadlock-free 2PL and the deterministic systems.
+//!
+//! The locks need not all be *taken* up front, though: before each piece runs, the transaction
+//! takes the prefix of its sorted lock set that ends with that piece's last lock. A transaction
+//! whose pieces go up the key order (the paper's Fig. 1 micro-benchmark) so takes each lock just
+//! before the update that needs it — "the locking algorithm acquires an exclusive lock on a record
+//! prior to updating the record, and holds all acquired locks until the end of its execution"
+//! (§2.3) — and a hot record updated last is held only for that update; one whose pieces jump
+//! around the order takes some locks early. Either way every transaction walks the one order:
 //!
 //! ```text
-//!   T1: update A, update B          T2: update B, update A        (program order)
-//!   T1 locks A, B  (sorted) ─ runs ─ commits, releases
-//!   T2 locks A?  waits for T1 ─────────────────────────────→ A, B ─ runs ─ commits
-//!   (locking as they go, T1 would hold A, T2 B, and each wait for the other)
+//!   T1: update A, update B          T2: update B, update A        (program order; A < B)
+//!   T1: lock A ─ update A ─ lock B ─ update B ─ commit, release
+//!   T2: its first piece needs B, so the prefix A, B: lock A? waits for T1 ──→ A, B ─ runs ─ commits
+//!   (locking in program order, T1 would hold A, T2 B, and each wait for the other)
 //! ```
 //!
 //! | paper (§5, "Locking")                                | here                                    |
 //! |------------------------------------------------------|-----------------------------------------|
 //! | read/write set known before the transaction runs     | [`Planner::plan`]: the program's declarations, with a reconnaissance pass where a declaration depends on earlier pieces |
 //! | locks acquired in lexicographic order                | [`LockSet`]: stripes by index, then records by (table, key) ([`super::lock_order`]) |
+//! | "acquires an exclusive lock on a record prior to updating the record" (§2.3) | before piece `i`, [`LockSet::prefix_for`] its accesses, [`Held::upto`](super::lock_order::Held::upto); the piece's cover is what is held by then |
 //! | MCS reader-writer latches co-located with records    | a fair reader-writer ticket lock in each record's slot ([`TicketLock`], the protocol's `Meta`) |
 //! | held until commit (strict 2PL)                       | the [`Held`](super::lock_order::Held) guard outlives the transaction |
 //! | execution                                           | the kit's [`ExecTx`], in place under a [`Cover`] of the locks |
@@ -58,19 +67,19 @@
 //!   the protocol, `ordo spec`, which overlaps sessions, refuses it.
 //! * **Fairness.** A waiter never gives up (there is no deadlock to give up for), so the lock words
 //!   are first come, first served: a writer waiting for readers is not overtaken by later readers
-//!   ([`super::ticket`]).
+//!   ([`crate::protocols::kit::ticket`]).
 //!
 //! [`MAX_RANGE_KEYS`]: crate::protocols::kit::plan::MAX_RANGE_KEYS
 
 use super::lock_order::LockSet;
 use super::stripes::Stripes;
-use super::ticket::TicketLock;
 use crate::protocols::kit::barrier::{Barrier, Exclusive};
 use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
 use crate::protocols::kit::plan::Planner;
+use crate::protocols::kit::ticket::TicketLock;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::{run_pieces, Access, IdLedger, Program, Recorder, Tx, TxResult};
+use crate::txn::{run_pieces, Access, ConflictUnits, IdLedger, Program, Recorder, Tx, TxResult};
 use std::sync::Arc;
 
 /// Where ordered locking comes from.
@@ -90,9 +99,9 @@ impl Grain for Fine {
     const COARSE: bool = false;
     const INFO: ProtocolInfo = ProtocolInfo {
         name: "2pl-ordered",
-        summary: "strict 2PL taking every lock before the transaction runs, in lexicographic order \
-                  (no deadlock, no aborts for conflicts); fair reader-writer locks beside the records \
-                  (the PWV paper's Locking)",
+        summary: "strict 2PL taking its locks in lexicographic order, each piece's prefix of it \
+                  before the piece runs (no deadlock, no aborts for conflicts); fair reader-writer \
+                  locks beside the records (the PWV paper's Locking)",
         paper: PAPER,
         isolation: Isolation::Serializable,
         interactive: Interactive::OneAtATime,
@@ -136,6 +145,8 @@ pub struct OrderedWorker {
     exec: ExecState,
     planner: Planner,
     accesses: Vec<Access>,
+    /// Where each piece's accesses start in `accesses`.
+    bounds: Vec<usize>,
     locks: LockSet,
 }
 
@@ -177,6 +188,7 @@ impl<G: Grain> Protocol for Ordered<G> {
             exec: ExecState::new(self.ids.lease(id), recording),
             planner: Planner::default(),
             accesses: Vec::new(),
+            bounds: Vec::new(),
             locks: LockSet::default(),
         }
     }
@@ -191,16 +203,18 @@ impl<G: Grain> Protocol for Ordered<G> {
         HoldingTx::new(ExecTx::new(&self.db, &mut w.exec, Cover::All), all)
     }
 
-    /// Plan, lock everything in order (waiting), run in place under the locks, release.
+    /// Plan; lock in order (waiting), each piece's prefix of the order before it runs; run in place
+    /// under the locks; release.
     fn execute<P: Program>(&self, w: &mut OrderedWorker, program: &mut P) -> TxResult<()> {
         let OrderedWorker {
             id,
             exec,
             planner,
             accesses,
+            bounds,
             locks,
         } = w;
-        planner.plan(program, &self.db, accesses, false);
+        let planned = planner.plan_pieces(program, &self.db, accesses, bounds, false);
         let units = program.conflict_units();
         if locks.build(&self.db, accesses, units, G::COARSE, &self.stripes)? {
             // A range too wide to lock: hold the whole database instead.
@@ -212,22 +226,47 @@ impl<G: Grain> Protocol for Ordered<G> {
         // Dropped in reverse: the transaction (rolled back unless committed), then the locks, then
         // the barrier.
         let _shared = self.barrier.shared(*id);
-        let _held = locks.acquire(&self.db, &self.stripes);
-        let cover = match units {
-            Some(of) => Cover::Units {
-                locks: &locks.records,
-                units: &locks.units,
-                accesses,
-                of,
-                coarse: G::COARSE,
-            },
-            None => Cover::Keys {
-                locks: &locks.records,
-                accesses,
-            },
-        };
-        let mut tx = ExecTx::new(&self.db, exec, cover);
-        run_pieces(program, &mut tx)?;
+        let mut held = locks.hold(&self.db, &self.stripes);
+        let mut tx = ExecTx::new(&self.db, exec, piece_cover(locks, 0, &[], units, G::COARSE));
+        let mut taken = 0;
+        for i in 0..program.pieces() {
+            // Each piece's locks, a prefix of the order, before it runs; a piece past what
+            // planning declared (reconnaissance stopped at an abort) takes them all.
+            let declared = if i < planned.declared {
+                taken = taken.max(locks.prefix_for(&accesses[bounds[i]..bounds[i + 1]]));
+                &accesses[..bounds[i + 1]]
+            } else {
+                taken = locks.records.len();
+                &accesses[..]
+            };
+            held.upto(taken);
+            tx.set_cover(piece_cover(locks, taken, declared, units, G::COARSE));
+            program.run_piece(i, &mut tx)?;
+        }
         tx.commit()
+    }
+}
+
+/// What a piece may touch: the record locks held by then (`locks.records[..taken]`, a prefix of the
+/// order), every unit (their stripes are taken first), and the accesses declared up to it.
+fn piece_cover<'c>(
+    locks: &'c LockSet,
+    taken: usize,
+    declared: &'c [Access],
+    units: Option<ConflictUnits>,
+    coarse: bool,
+) -> Cover<'c> {
+    match units {
+        Some(of) => Cover::Units {
+            locks: &locks.records[..taken],
+            units: &locks.units,
+            accesses: declared,
+            of,
+            coarse,
+        },
+        None => Cover::Keys {
+            locks: &locks.records[..taken],
+            accesses: declared,
+        },
     }
 }

@@ -12,8 +12,8 @@
 //!
 //! Each word has its cache lines to itself: neighbouring stripes belong to unrelated units.
 
-use super::ticket::TicketLock;
 use crate::protocols::kit::lock_request::lock_id;
+use crate::protocols::kit::ticket::TicketLock;
 use crate::storage::TableId;
 use crossbeam_utils::CachePadded;
 

@@ -36,6 +36,8 @@ for_both! {
     opposite_program_orders_wait_instead_of_deadlocking => opposite_program_orders_wait;
     a_wide_range_runs_alone_under_the_barrier => a_wide_range_runs_alone;
     narrow_and_wide_scans_see_no_phantoms => narrow_and_wide_scans_see_no_phantoms;
+    each_piece_takes_its_prefix_of_the_order => each_piece_takes_its_prefix;
+    a_piece_strays_past_its_prefix_and_aborts => a_piece_strays_past_its_prefix;
 }
 
 fn contended_histories_have_no_cycles<G: Grain>() {
@@ -146,13 +148,6 @@ impl Gated {
             sum: 0,
         }
     }
-    /// With a gate: returns where it tells that it holds its locks, and where to let it go on.
-    fn gated(mut self) -> (Self, Receiver<()>, Sender<()>) {
-        let (held_tx, held_rx) = mpsc::channel();
-        let (go_tx, go_rx) = mpsc::channel();
-        self.gate = Some((held_tx, go_rx));
-        (self, held_rx, go_tx)
-    }
 }
 
 impl Program for Gated {
@@ -205,12 +200,35 @@ impl Program for Gated {
     }
 }
 
-/// Runs `first` (gated) on one thread until it holds its locks, then `second` on another, and
+/// A test program that can stop at a gate: it says so on the first channel and waits on the
+/// second before going on.
+trait Gate: Program + Send {
+    fn set_gate(&mut self, held: Sender<()>, go: Receiver<()>);
+}
+
+impl Gate for Gated {
+    fn set_gate(&mut self, held: Sender<()>, go: Receiver<()>) {
+        self.gate = Some((held, go));
+    }
+}
+
+impl Gate for Stepped {
+    fn set_gate(&mut self, held: Sender<()>, go: Receiver<()>) {
+        self.gate = Some((held, go));
+    }
+}
+
+/// Runs `first` (gated) on one thread until it reaches its gate, then `second` on another, and
 /// says whether `second` waited for `first` (it did not finish while `first` was held at its gate,
 /// 150 ms) — also checking that both commit, and returning `second` for a look at what it saw.
-fn second_waits_for_first<P: Protocol>(p: &P, first: Gated, second: Gated) -> (bool, Gated) {
-    let (mut first, held, go) = first.gated();
-    let mut second = second;
+fn second_waits_for_first<P: Protocol, G1: Gate, G2: Program + Send>(
+    p: &P,
+    mut first: G1,
+    mut second: G2,
+) -> (bool, G2) {
+    let (held_tx, held) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    first.set_gate(held_tx, go_rx);
     let waited = std::thread::scope(|s| {
         let a = s.spawn(|| {
             let mut w = p.worker(0, false);
@@ -224,10 +242,7 @@ fn second_waits_for_first<P: Protocol>(p: &P, first: Gated, second: Gated) -> (b
             p.execute(&mut w, second).expect("the second commits");
             done_tx.send(()).unwrap();
         });
-        let waited = match done_rx.recv_timeout(Duration::from_millis(150)) {
-            Ok(()) => false,
-            Err(_) => true,
-        };
+        let waited = done_rx.recv_timeout(Duration::from_millis(150)).is_err();
         go.send(()).unwrap();
         a.join().unwrap();
         b.join().unwrap();
@@ -237,7 +252,7 @@ fn second_waits_for_first<P: Protocol>(p: &P, first: Gated, second: Gated) -> (b
 }
 
 /// T1 updates 1 then 2, T2 updates 2 then 1. T1, gated after its first update, already holds key
-/// 2's lock (everything is locked before it runs), so T2 waits at the first lock in the order, key
+/// 2's lock (its one piece needs both), so T2 waits at the first lock in the order, key
 /// 1, holding nothing — not at key 2 holding key 1's, which is how locking as you go deadlocks.
 /// Both commit, T2 after T1.
 fn opposite_program_orders_wait<G: Grain>() {
@@ -245,6 +260,92 @@ fn opposite_program_orders_wait<G: Grain>() {
     let (waited, t2) = second_waits_for_first(&p, Gated::new(&[1, 2]), Gated::new(&[2, 1]));
     assert!(waited, "T2 ran while T1 held its locks");
     assert_eq!(t2.seen, vec![1, 1], "T2 saw both of T1's writes");
+    assert!(nothing_held(&p));
+}
+
+/// Updates one key per piece, in the order given; with a gate, it says so on `held` after its
+/// first piece and waits for `go` before the next. `stray`: its first piece also updates that key,
+/// which a later piece declared (a program that broke the one-piece-one-declaration contract).
+struct Stepped {
+    keys: Vec<u64>,
+    gate: Option<(Sender<()>, Receiver<()>)>,
+    stray: Option<u64>,
+}
+
+impl Stepped {
+    fn new(keys: &[u64]) -> Self {
+        Stepped {
+            keys: keys.to_vec(),
+            gate: None,
+            stray: None,
+        }
+    }
+}
+
+impl Program for Stepped {
+    fn name(&self) -> &'static str {
+        "Stepped"
+    }
+    fn pieces(&self) -> usize {
+        self.keys.len()
+    }
+    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
+        out.push(Access::update(
+            T,
+            self.keys[piece],
+            ColumnSet::ALL,
+            ColumnSet::ALL,
+        ));
+    }
+    /// Every key is an input: no reconnaissance pass.
+    fn declaration_depends_on(&self, _: usize, _: &mut Vec<usize>) {}
+    fn run_piece<X: Tx>(&mut self, piece: usize, tx: &mut X) -> TxResult<()> {
+        tx.update(T, self.keys[piece], ColumnSet::ALL, |r| {
+            r.set_int(B, r.int(B) + 1)
+        })?;
+        if piece == 0 && tx.id() != 0 {
+            if let Some(k) = self.stray {
+                tx.update(T, k, ColumnSet::ALL, |r| r.set_int(B, r.int(B) + 1))?;
+            }
+            if let Some((held, go)) = &self.gate {
+                held.send(()).unwrap();
+                go.recv().unwrap();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The paper's Locking takes a record's lock just before updating it (§2.3), which is what Fig. 1
+/// measures. T1 updates 1 then 9, one piece each, up the order: held after its first piece, it
+/// holds key 1 only, so T2 on key 9 runs at once, and T2 on key 1 waits. T1 updating 9 then 1 (down
+/// the order) needs key 1 before key 9, so its first piece already holds both.
+fn each_piece_takes_its_prefix<G: Grain>() {
+    let p = Ordered::<G>::open(fresh_db(), &ProtocolConfig::with_threads(2));
+    assert!(
+        !second_waits_for_first(&p, Stepped::new(&[1, 9]), Stepped::new(&[9])).0,
+        "T1's first piece held key 9's lock before its second piece needed it"
+    );
+    assert!(second_waits_for_first(&p, Stepped::new(&[1, 9]), Stepped::new(&[1])).0);
+    assert!(
+        second_waits_for_first(&p, Stepped::new(&[9, 1]), Stepped::new(&[1])).0,
+        "a piece down the order takes the locks before its own"
+    );
+    assert_eq!(b_of(&p, 1), 5);
+    assert_eq!(b_of(&p, 9), 4);
+    assert!(nothing_held(&p));
+}
+
+/// A piece that touches a key a *later* piece declared would run without that key's lock: its
+/// cover is only what is held by then, so the touch aborts with `Validation` and releases all.
+fn a_piece_strays_past_its_prefix<G: Grain>() {
+    let p = Ordered::<G>::open(fresh_db(), &ProtocolConfig::default());
+    let mut t = Stepped::new(&[1, 9]);
+    t.stray = Some(9);
+    let mut w = p.worker(0, false);
+    let err = p.execute(&mut w, &mut t).unwrap_err();
+    assert_eq!(err.reason, AbortReason::Validation, "{err}");
+    assert_eq!(b_of(&p, 1), 0, "rolled back");
     assert!(nothing_held(&p));
 }
 

@@ -1,9 +1,9 @@
 //! A fair reader-writer lock word for locking that *waits* (ordered locking: `2pl-ordered`,
-//! `locking-coarse`): a **reader-writer ticket lock** (Mellor-Crummey & Scott, "Scalable
+//! `locking-coarse`; `ic3`'s piece locks): a **reader-writer ticket lock** (Mellor-Crummey & Scott, "Scalable
 //! reader-writer synchronization for shared-memory multiprocessors", PPoPP 1991, §2), one
 //! `AtomicU64` beside each record as the other 2PLs' words are.
 //!
-//! Why not [`super::lock::CountLock`], no-wait's reader count? Its readers get in whenever no writer
+//! Why not 2PL no-wait's `CountLock`, no-wait's reader count? Its readers get in whenever no writer
 //! holds the lock, so a writer *waiting* for the readers to leave can wait forever while new readers
 //! keep arriving. No-wait never waits, so it never minds; ordered locking waits for every lock, and
 //! on TPC-C it would starve Payment (which writes the warehouse row) behind New-Orders (which read
@@ -29,7 +29,7 @@
 //! Tickets cannot be given back, so a waiter never gives up: ordered locking has no deadlock to give
 //! up for.
 
-use super::lock::Mode;
+use super::lock_request::Mode;
 use crate::txn::wait;
 use crossbeam_utils::Backoff;
 use std::sync::atomic::{AtomicU64, Ordering};
