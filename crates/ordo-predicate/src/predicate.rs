@@ -240,15 +240,18 @@ impl Predicate {
     /// Does the tuple `row` (one value per column) satisfy the predicate? Columns past the row's end
     /// read as 0. (For tests and brute-force oracles; the lock manager never evaluates tuples.)
     pub fn eval(&self, row: &[i64]) -> bool {
+        self.eval_by(&|c| row.get(usize::from(c)).copied().unwrap_or(0))
+    }
+
+    /// Does the tuple whose column `c` reads `value(c)` satisfy the predicate? (An engine's row
+    /// filter: it reads only the columns the predicate names.)
+    pub fn eval_by(&self, value: &impl Fn(ColumnId) -> i64) -> bool {
         match self {
             Expr::True => true,
             Expr::False => false,
-            Expr::Atom(a) => a.op.holds(
-                row.get(usize::from(a.column)).copied().unwrap_or(0),
-                a.value,
-            ),
-            Expr::And(ps) => ps.iter().all(|p| p.eval(row)),
-            Expr::Or(ps) => ps.iter().any(|p| p.eval(row)),
+            Expr::Atom(a) => a.op.holds(value(a.column), a.value),
+            Expr::And(ps) => ps.iter().all(|p| p.eval_by(value)),
+            Expr::Or(ps) => ps.iter().any(|p| p.eval_by(value)),
         }
     }
 

@@ -15,6 +15,7 @@
 //! [`Abort::is_retryable`]: super::Abort::is_retryable
 
 use super::error::TxResult;
+use super::predicate::{self, Predicate};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, RowMut, RowRef, TableId};
 
@@ -55,6 +56,46 @@ pub trait Tx {
         cols: ColumnSet,
         f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()>;
+
+    /// Visits the present records of `table` that satisfy `pred` (a [`predicate::check`]ed
+    /// predicate over the table's integer columns), in ascending key order, reading columns `cols`
+    /// (and those `pred` reads), until `f` returns `false`. Protected against phantoms: no record
+    /// satisfying `pred` appears, disappears or changes before the transaction ends. By default a
+    /// scan of every key that keeps the rows satisfying `pred` (requires an ordered table); DIBS
+    /// locks the predicate instead.
+    fn scan_where(
+        &mut self,
+        table: TableId,
+        pred: &Predicate,
+        cols: ColumnSet,
+        mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        let cols = cols.union(predicate::columns(pred));
+        self.scan(table, 0, u64::MAX, cols, |k, row| {
+            !predicate::satisfies(pred, &row) || f(k, row)
+        })
+    }
+
+    /// Read-modify-writes every present record of `table` that satisfies `pred` (as in
+    /// [`Tx::scan_where`]) with `f` over columns `cols`; returns how many. By default
+    /// [`Tx::scan_where`] for the keys, then [`Tx::update`] of each.
+    fn update_where(
+        &mut self,
+        table: TableId,
+        pred: &Predicate,
+        cols: ColumnSet,
+        mut f: impl FnMut(&mut RowMut<'_>),
+    ) -> TxResult<u64> {
+        let mut keys = Vec::new();
+        self.scan_where(table, pred, ColumnSet::NONE, |k, _| {
+            keys.push(k);
+            true
+        })?;
+        for &k in &keys {
+            self.update(table, k, cols, &mut f)?;
+        }
+        Ok(keys.len() as u64)
+    }
 
     /// Tries to commit. On `Err` the transaction was aborted.
     fn commit(self) -> TxResult<()>;

@@ -3,6 +3,7 @@
 pub mod api;
 pub mod declared;
 pub mod error;
+pub mod predicate;
 pub mod program;
 pub mod record;
 pub mod retry;

@@ -26,10 +26,10 @@
 //! `filter` plus the threshold k. The lock manager keeps per-request column sets
 //! ([`ordo_predicate::LockManager::acquire_prepared_with`]) for executors with column versions.
 
-use crate::storage::Database;
+use crate::storage::{Database, Table};
 use ordo_predicate::{
-    ColumnSet as PredColumns, Expr, Prepared, RelationSpec, StatementKind, Template, TemplateId,
-    Value,
+    ColumnSet as PredColumns, Expr, Predicate, Prepared, RelationSpec, StatementKind, Template,
+    TemplateId, Value,
 };
 
 /// Buckets per relation when column filtering is on (the public artifact's N).
@@ -53,6 +53,28 @@ pub fn template(table: u32, what: u32) -> TemplateId {
 #[inline]
 pub fn key(k: u64) -> i64 {
     (k ^ (1 << 63)) as i64
+}
+
+/// Predicate column of schema column `c` (column 0 is the key).
+#[inline]
+fn column(c: u16) -> u16 {
+    (c + 1).min(63)
+}
+
+/// `pred` over schema columns as a predicate over the lock manager's columns (each one up).
+pub fn shift(pred: &Predicate) -> Predicate {
+    match pred {
+        Expr::True => Expr::True,
+        Expr::False => Expr::False,
+        Expr::Atom(a) => Expr::atom(column(a.column), a.op, a.value),
+        Expr::And(ps) => Expr::And(ps.iter().map(shift).collect()),
+        Expr::Or(ps) => Expr::Or(ps.iter().map(shift).collect()),
+    }
+}
+
+/// Every predicate column of table `t`'s relation (whole rows: see the module doc).
+pub fn all_columns<M: Default + Send + Sync>(t: &Table<M>) -> PredColumns {
+    PredColumns::all((t.schema().len() + 1).min(64) as u16)
 }
 
 /// The relations of `db` as the lock manager sees them: one per table, keyed by column 0.

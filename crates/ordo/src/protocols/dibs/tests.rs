@@ -1,11 +1,12 @@
 //! `dibs` and `dibs-naive`: contended histories checked under every step of Fig. 3's ablation;
 //! locks held until commit; a scan blocks an insert into its range and not outside it (phantoms);
-//! opposite-order deadlocks of programs time out, roll back, restart and both commit; interactive
-//! deadlocks lose their youngest transaction; waits are reported to an observer.
+//! opposite-order deadlocks of programs are found (or time out under `--dibs-deadlock timeout`), roll
+//! back, restart and both commit; interactive deadlocks lose their youngest transaction; waits are
+//! reported to an observer.
 
-use super::{Dibs, Full, Naive, Variant, OPT_KNOB, STEPS, TIMEOUT_KNOB};
+use super::{Dibs, Full, Naive, Variant, DEADLOCK_KNOB, OPT_KNOB, STEPS, TIMEOUT_KNOB};
 use crate::harness::{verify, VerifyConfig};
-use crate::protocols::conformance::{small_db, A, B, KV};
+use crate::protocols::conformance::{small_db, A, B, KV, S};
 use crate::protocols::kit::testkit::{contended, interactive_alongside_worker_loop, Mixed};
 use crate::protocols::{execute_retrying, Protocol, ProtocolConfig};
 use crate::storage::ColumnSet;
@@ -20,45 +21,55 @@ use std::time::{Duration, Instant};
 /// How long a blocked request is watched to see that it stays blocked.
 const BLOCKED: Duration = Duration::from_millis(150);
 
-fn config(threads: usize, step: &str, timeout_ms: &str) -> ProtocolConfig {
-    ProtocolConfig {
+/// `dibs` knobs: the ablation `step`; with `timeout_ms` the paper's deadlock timeout
+/// (`--dibs-deadlock timeout`), without it waits-for cycle detection (the default).
+fn config(threads: usize, step: &str, timeout_ms: Option<&str>) -> ProtocolConfig {
+    let c = ProtocolConfig {
         threads,
         lock_wait_timeout: Duration::from_secs(20),
         ..ProtocolConfig::default()
     }
     .with_knob(&OPT_KNOB, step)
-    .unwrap()
-    .with_knob(&TIMEOUT_KNOB, timeout_ms)
-    .unwrap()
+    .unwrap();
+    match timeout_ms {
+        None => c,
+        Some(ms) => c
+            .with_knob(&DEADLOCK_KNOB, "timeout")
+            .unwrap()
+            .with_knob(&TIMEOUT_KNOB, ms)
+            .unwrap(),
+    }
 }
 
 /// `dibs` at `step` on the conformance suite's small database (keys 0, 10, …, 90).
 fn small(step: &str) -> Dibs<Full> {
-    Dibs::open(small_db(), &config(4, step, "10"))
+    Dibs::open(small_db(), &config(4, step, None))
 }
 
 /// Contended histories under every step of the ablation, and `dibs-naive`: all commit, the checker
-/// finds them serializable. (A short timeout: the mix deadlocks often, and each costs one.)
+/// finds them serializable — with deadlocks detected, and once with the paper's timeout (a short
+/// one: the mix deadlocks often, and each costs one).
 #[test]
 fn contended_histories_are_serializable_under_every_step() {
-    fn run<V: Variant>(step: &str) {
+    fn run<V: Variant>(step: &str, timeout_ms: Option<&str>) {
         let cfg = VerifyConfig {
-            protocol: config(4, step, "2"),
+            protocol: config(4, step, timeout_ms),
             txns: 4_000,
             seed: 11,
             prefetch: true,
         };
         let v = verify::run::<Dibs<V>, Mixed>(&contended(), &cfg).unwrap();
-        let name = format!("{} --dibs-opt {step}", V::INFO.name);
+        let name = format!("{} --dibs-opt {step} timeout {timeout_ms:?}", V::INFO.name);
         assert_eq!(v.report.committed, 4_000, "{name}");
         assert!(v.report.is_serializable(), "{name}: {}", v.report);
         assert!(v.report.anomalies.is_empty(), "{name}: {}", v.report);
         assert!(v.report.edges > 4_000, "{name}: too few dependencies");
     }
     for step in STEPS {
-        run::<Full>(step);
+        run::<Full>(step, None);
     }
-    run::<Naive>("full");
+    run::<Naive>("full", None);
+    run::<Full>("full", Some("2"));
 }
 
 #[test]
@@ -167,6 +178,64 @@ fn a_scan_blocks_an_insert_into_its_range_and_not_outside() {
     }
 }
 
+/// A predicate on a non-key column (`a BETWEEN 20 AND 50`) locks the predicate itself: an update
+/// of the rows of a disjoint predicate runs alongside, an overlapping one waits, and so does an
+/// insert anywhere (its values are unknown when it locks); a predicate on a string column is
+/// refused with `InvalidData`, holding nothing.
+#[test]
+fn a_predicate_on_a_column_blocks_only_what_can_overlap_it() {
+    use crate::txn::predicate::{Expr, Predicate};
+    fn between(lo: i64, hi: i64) -> Predicate {
+        Expr::between(A as u16, lo, hi)
+    }
+    for step in ["naive", "grouping", "full"] {
+        let p = Arc::new(small(step));
+        let mut w = p.worker(0, false);
+        let mut t1 = p.begin(&mut w);
+        let mut seen = Vec::new();
+        t1.scan_where(KV, &between(20, 50), ColumnSet::one(B), |k, _| {
+            seen.push(k);
+            true
+        })
+        .unwrap();
+        assert_eq!(seen, [20, 30, 40, 50], "{step}");
+        let update = |lo: i64, hi: i64| {
+            move |p: &Dibs<Full>, w: &mut super::DibsWorker| {
+                let mut t = p.begin(w);
+                let n = t
+                    .update_where(KV, &between(lo, hi), ColumnSet::one(B), |r| r.set_int(B, 7))
+                    .unwrap();
+                t.commit().unwrap();
+                n
+            }
+        };
+        let (disjoint, _) = on_thread(&p, update(70, 90));
+        assert_eq!(
+            disjoint.recv_timeout(Duration::from_secs(10)),
+            Ok(3),
+            "{step}: a disjoint predicate does not wait"
+        );
+        let (overlapping, _) = on_thread(&p, update(40, 60));
+        let (insert, _) = on_thread(&p, |p: &Dibs<Full>, w: &mut super::DibsWorker| {
+            let mut t = p.begin(w);
+            t.insert(KV, 95, |r| r.set_int(A, 95)).unwrap();
+            t.commit().unwrap();
+        });
+        assert!(overlapping.recv_timeout(BLOCKED).is_err(), "{step}");
+        assert!(insert.recv_timeout(BLOCKED).is_err(), "{step}");
+        t1.commit().unwrap();
+        assert_eq!(overlapping.recv_timeout(Duration::from_secs(10)), Ok(3));
+        assert_eq!(insert.recv_timeout(Duration::from_secs(10)), Ok(()));
+        let mut t = p.begin(&mut w);
+        let bad = Expr::eq(S as u16, 1);
+        let e = t
+            .scan_where(KV, &bad, ColumnSet::one(B), |_, _| true)
+            .unwrap_err();
+        assert_eq!(e.reason, AbortReason::InvalidData, "{step}: {e:?}");
+        assert_eq!(t.locks_held(), 0);
+    }
+}
+
 /// Updates `first` then `second`; on its first attempt it meets its twin at `barrier` in between,
 /// so that the two hold one key each and wait for each other.
 struct Crossing {
@@ -224,12 +293,20 @@ impl RequestSource for Aborts {
     }
 }
 
-/// Two programs update 10 and 20 in opposite orders and deadlock: a wait times out, its
-/// transaction rolls back (its first update undone), releases and restarts, and both commit.
+/// Two programs update 10 and 20 in opposite orders and deadlock: the cycle is found (or, under
+/// `--dibs-deadlock timeout`, a wait times out), one transaction rolls back (its first update
+/// undone), releases and restarts, and both commit. Detection needs no timeout: the engine's lock
+/// wait timeout is 20 s, and the pair is done well within it.
 #[test]
-fn opposite_order_deadlock_times_out_rolls_back_and_both_commit() {
-    for step in ["naive", "full"] {
-        let p = small(step);
+fn opposite_order_deadlock_is_broken_rolls_back_and_both_commit() {
+    for (step, timeout_ms) in [
+        ("naive", None),
+        ("full", None),
+        ("naive", Some("10")),
+        ("full", Some("10")),
+    ] {
+        let p: Dibs<Full> = Dibs::open(small_db(), &config(4, step, timeout_ms));
+        let step = format!("{step} timeout {timeout_ms:?}");
         let barrier = Arc::new(Barrier::new(2));
         let started = Instant::now();
         let aborts: Vec<Vec<AbortReason>> = std::thread::scope(|s| {
@@ -257,12 +334,12 @@ fn opposite_order_deadlock_times_out_rolls_back_and_both_commit() {
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         let all: Vec<AbortReason> = aborts.concat();
-        assert!(!all.is_empty(), "{step}: someone timed out");
+        assert!(!all.is_empty(), "{step}: someone gave up");
         assert!(
             all.iter().all(|r| *r == AbortReason::Deadlock),
             "{step}: {all:?}"
         );
-        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(started.elapsed() < Duration::from_secs(5), "{step}");
         let mut w = p.worker(3, false);
         let mut t = p.begin(&mut w);
         for k in [10, 20] {
@@ -329,10 +406,17 @@ fn the_knob_picks_the_ablation_step_and_dibs_naive_ignores_it() {
             p.lock_manager().optimizations(),
             Optimizations::cumulative(step)
         );
-        let n: Dibs<Naive> = Dibs::open(small_db(), &config(2, name, "10"));
+        let n: Dibs<Naive> = Dibs::open(small_db(), &config(2, name, Some("10")));
         assert_eq!(n.lock_manager().optimizations(), Optimizations::naive());
     }
     let d: Dibs<Full> = Dibs::open(small_db(), &ProtocolConfig::default());
     assert_eq!(d.lock_manager().optimizations(), Optimizations::full());
     assert!(OPT_KNOB.parse("fastest").is_err());
+    assert!(DEADLOCK_KNOB.parse("pray").is_err());
+    assert!(d.programs_detect, "detection is the default");
+    assert!(!n_timeout().programs_detect);
+}
+
+fn n_timeout() -> Dibs<Naive> {
+    Dibs::open(small_db(), &config(2, "naive", Some("10")))
 }

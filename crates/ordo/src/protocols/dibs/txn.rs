@@ -4,20 +4,21 @@
 //!
 //! * Reads of a table that is read-only once loaded take no lock: no write lock on it can exist.
 //!   Writes to it are refused ([`crate::txn::refuse_write`]) before any lock is taken.
-//! * A lock wait that gives up — the timeout plus jitter of a program's transaction, or the
-//!   waits-for cycle of an interactive one ([`super::waits`]) — rolls the transaction back and
+//! * A lock wait that gives up — on a waits-for cycle ([`super::waits`]) or by the timeout plus
+//!   jitter of `--dibs-deadlock timeout` — rolls the transaction back and
 //!   releases its locks *before* the call returns `AbortReason::Deadlock`; the harness's retry
 //!   loop restarts it (after its randomized backoff). Any failing call does the same, so the handle
 //!   holds nothing afterwards and later calls report the same abort.
 
-use super::requests::{key, template, DELETE, GET, INSERT, SCAN, UPDATE};
+use super::requests::{self, key, template, DELETE, GET, INSERT, SCAN, UPDATE};
 use super::waits;
 use super::{Dibs, Variant};
 use crate::check::TxnId;
 use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowMut, RowRef, Table, TableId, ABSENT};
+use crate::txn::predicate::{self, Predicate};
 use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
-use ordo_predicate::Error as PlmError;
+use ordo_predicate::{ColumnSet as PredColumns, Error as PlmError, Request, StatementKind};
 use std::sync::atomic::Ordering;
 
 /// Per-thread state of [`Dibs`].
@@ -41,29 +42,50 @@ impl DibsWorker {
     }
 }
 
+/// How a transaction waits for a predicate lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waits {
+    /// An interactive session's: it detects deadlocks, and is older than every program's.
+    Session,
+    /// A program's under `--dibs-deadlock detect`.
+    Detect,
+    /// A program's under `--dibs-deadlock timeout`: the timeout plus jitter.
+    Timeout,
+}
+
 /// A running [`Dibs`] transaction.
 pub struct DibsTx<'w, V: Variant> {
     p: &'w Dibs<V>,
     w: &'w mut DibsWorker,
     id: TxnId,
-    /// `Some(age)` for an interactive transaction ([`crate::protocols::Protocol::begin`]): it waits
-    /// as [`super::waits`] says; `None` for a program's (timeout plus jitter).
-    interactive: Option<u64>,
+    /// `Some(age)` for a transaction that looks for waits-for cycles as it waits ([`super::waits`]):
+    /// interactive ones, and programs' under `--dibs-deadlock detect`; `None` for one that times out
+    /// (plus jitter).
+    detect: Option<u64>,
     /// `Some` once the transaction was aborted by a failing call.
     aborted: Option<AbortReason>,
     done: bool,
+    /// The keys an [`Tx::update_where`] found.
+    keys: Vec<u64>,
 }
 
 impl<'w, V: Variant> DibsTx<'w, V> {
-    pub(super) fn begin(p: &'w Dibs<V>, w: &'w mut DibsWorker, interactive: bool) -> Self {
+    /// A transaction that waits as `how` says.
+    pub(super) fn begin(p: &'w Dibs<V>, w: &'w mut DibsWorker, how: Waits) -> Self {
         let id = w.ids.next_id();
+        let detect = match how {
+            Waits::Session => Some(p.waits.session_age()),
+            Waits::Detect => Some(waits::age()),
+            Waits::Timeout => None,
+        };
         DibsTx {
             p,
             w,
             id,
-            interactive: interactive.then(|| p.waits.age()),
+            detect,
             aborted: None,
             done: false,
+            keys: Vec::new(),
         }
     }
 
@@ -100,6 +122,17 @@ impl<'w, V: Variant> DibsTx<'w, V> {
         refuse_write(t).map_err(|a| self.fail_with(a))
     }
 
+    /// Fails (aborting the transaction) unless `t` has an ordered index, which a scan needs.
+    fn ordered(&mut self, t: &Table<()>) -> TxResult<()> {
+        if t.is_ordered() {
+            return Ok(());
+        }
+        Err(self.fail_detail(
+            AbortReason::InvalidData,
+            format!("{}: scan needs an ordered index", t.name()),
+        ))
+    }
+
     /// Ends the transaction: undo (on abort), release every predicate lock, record the outcome.
     fn finish(&mut self, committed: bool) {
         self.w.exec.finish(&self.p.db, committed);
@@ -115,20 +148,56 @@ impl<'w, V: Variant> DibsTx<'w, V> {
     #[inline]
     fn lock(&mut self, table: TableId, what: u32, params: &[i64]) -> TxResult<()> {
         let t = template(table, what);
-        let plm = &self.p.plm;
-        let (r, victim) = match self.interactive {
-            None => (
-                plm.acquire_prepared_with(&mut self.w.plm, t, params, None, &mut ()),
-                false,
-            ),
-            Some(age) => {
-                let me = self.w.plm.id();
-                let mut waiter =
-                    waits::Interactive::new(&self.p.waits, me, age, self.p.interactive_timeout);
-                let r = plm.acquire_prepared_with(&mut self.w.plm, t, params, None, &mut waiter);
-                (r, waiter.victim)
-            }
+        self.acquire(|plm, tx, waiter| plm.acquire_prepared_with(tx, t, params, None, waiter))
+    }
+
+    /// Acquires the ad hoc predicate lock of a `kind` request over the rows of `table` that satisfy
+    /// `pred` (schema columns; whole rows, as [`Self::lock`]). A predicate that is malformed or
+    /// names a column that is not an integer column of the table aborts with `InvalidData`.
+    fn lock_where(
+        &mut self,
+        table: TableId,
+        kind: StatementKind,
+        pred: &Predicate,
+    ) -> TxResult<()> {
+        let t = self.p.db.table(table);
+        if let Err(e) = predicate::check(pred, t.schema()) {
+            return Err(self.fail_detail(
+                AbortReason::InvalidData,
+                format!("{}: predicate {pred}: {e}", t.name()),
+            ));
+        }
+        let predicate = requests::shift(pred);
+        let all = requests::all_columns(t);
+        let write = match kind {
+            StatementKind::Select => PredColumns::NONE,
+            _ => all,
         };
+        let req = Request {
+            relation: table,
+            kind,
+            predicate: &predicate,
+            read: all,
+            write,
+        };
+        self.acquire(|plm, tx, waiter| plm.acquire_with(tx, req, waiter))
+    }
+
+    /// Runs one acquisition with this transaction's way of waiting ([`waits::Detect`]).
+    #[inline]
+    fn acquire(
+        &mut self,
+        f: impl FnOnce(
+            &ordo_predicate::LockManager,
+            &mut ordo_predicate::Txn,
+            &mut waits::Detect<'_>,
+        ) -> Result<(), PlmError>,
+    ) -> TxResult<()> {
+        let me = self.w.plm.id();
+        let mut waiter = waits::Detect::new(&self.p.waits, me, self.detect, self.p.detect_timeout);
+        let r = f(&self.p.plm, &mut self.w.plm, &mut waiter);
+        let victim = waiter.victim;
+        drop(waiter);
         match r {
             Ok(()) => Ok(()),
             Err(e) => Err(self.lock_failed(e, victim)),
@@ -229,12 +298,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
     ) -> TxResult<()> {
         self.check_live()?;
         let t = self.p.db.table(table);
-        if !t.is_ordered() {
-            return Err(self.fail_detail(
-                AbortReason::InvalidData,
-                format!("{}: scan needs an ordered index", t.name()),
-            ));
-        }
+        self.ordered(t)?;
         if lo > hi {
             return Ok(());
         }
@@ -245,6 +309,75 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         }
         self.w.exec.scan(t, lo, hi, cols, f);
         Ok(())
+    }
+
+    /// Locks the predicate itself (a `Select` over the rows satisfying it), then walks the table;
+    /// a writer of rows outside the predicate does not wait, an insert anywhere does (its values
+    /// are not known when it locks). The checker is told of the rows read, not of those the
+    /// predicate refused ([`InPlace::scan_filtered`]).
+    fn scan_where(
+        &mut self,
+        table: TableId,
+        pred: &Predicate,
+        cols: ColumnSet,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        self.ordered(t)?;
+        if !t.is_read_only() {
+            self.lock_where(table, StatementKind::Select, pred)?;
+        } else if let Err(e) = predicate::check(pred, t.schema()) {
+            return Err(self.fail_detail(AbortReason::InvalidData, format!("{}: {e}", t.name())));
+        }
+        let cols = cols.union(predicate::columns(pred));
+        self.w.exec.scan_filtered(
+            t,
+            0,
+            u64::MAX,
+            cols,
+            |row| predicate::satisfies(pred, row),
+            f,
+        );
+        Ok(())
+    }
+
+    /// Locks the predicate for an `Update` (one lock, however many rows it names), then updates
+    /// every row satisfying it in place.
+    fn update_where(
+        &mut self,
+        table: TableId,
+        pred: &Predicate,
+        cols: ColumnSet,
+        mut f: impl FnMut(&mut RowMut<'_>),
+    ) -> TxResult<u64> {
+        self.check_live()?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        self.ordered(t)?;
+        self.lock_where(table, StatementKind::Update, pred)?;
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        self.w.exec.scan_filtered(
+            t,
+            0,
+            u64::MAX,
+            predicate::columns(pred),
+            |row| predicate::satisfies(pred, row),
+            |k, _| {
+                keys.push(k);
+                true
+            },
+        );
+        let id = self.id;
+        for &k in &keys {
+            self.w
+                .exec
+                .update_key(t, k, None, cols, |_| Install::Swap(id), &mut f);
+        }
+        let n = keys.len() as u64;
+        self.keys = keys;
+        Ok(n)
     }
 
     fn commit(mut self) -> TxResult<()> {

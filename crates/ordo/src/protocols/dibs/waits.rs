@@ -1,16 +1,17 @@
-//! How an interactive DIBS transaction waits: it says so ([`crate::txn::wait`]), waits as long as
-//! the engine's lock wait timeout, and breaks deadlocks by finding waits-for cycles.
+//! How a DIBS transaction waits when it looks for deadlocks: it says so ([`crate::txn::wait`]),
+//! waits at most the engine's lock wait timeout, and breaks deadlocks by finding waits-for cycles.
 //!
 //! The paper resolves deadlocks by a timeout plus random jitter (§3.1), and so do transactions run
-//! as programs here ([`super::TIMEOUT_KNOB`]). An interactive session cannot: a user (or the spec
-//! runner, which holds a lock across steps on purpose) may keep a lock for seconds, so a wait of
-//! 10 ms would abort waits that are no deadlock at all, and a spec's outcome would depend on the
-//! machine's speed. §3.1 leaves the method open ("the flexibility to choose the deadlock avoidance
-//! or detection method that best suits the workload"): interactive transactions wait up to
-//! [`crate::protocols::ProtocolConfig::lock_wait_timeout`] and publish whom they wait for in a
-//! waits-for graph; a waiter that finds itself on a cycle, and is the youngest transaction there
-//! (the one begun last), gives up — an `AbortReason::Deadlock` like the timeout's. Only waiting
-//! interactive transactions are in the graph; a program's transaction in a cycle still times out.
+//! as programs under `--dibs-deadlock timeout` ([`super::TIMEOUT_KNOB`]). The timeout cannot tell a
+//! deadlock from a long wait: too short, it aborts waits that are no deadlock (an interactive session
+//! — or the spec runner, which holds a lock across steps on purpose — may keep a lock for seconds,
+//! and a spec's outcome would depend on the machine's speed); too long, deadlocked workers idle
+//! (under contended YCSB the 10-ms timeout left the CPUs 97% idle). §3.1 leaves the method open
+//! ("the flexibility to choose the deadlock avoidance or detection method that best suits the
+//! workload"): waiters publish whom they wait for in a waits-for graph, and a waiter that finds
+//! itself on a cycle, and is the youngest transaction there (the one begun last), gives up — an
+//! `AbortReason::Deadlock` like the timeout's. Only waiting transactions are in the graph, so a
+//! transaction pays for it only when it waits.
 //!
 //! Every slice of a wait ([`ROUND`], or sooner when a lock of the bucket is released) is one wait
 //! round for the spec runner's observer ([`crate::txn::wait::Blocked::round`]).
@@ -32,17 +33,26 @@ struct Edge {
     age: u64,
 }
 
-/// The waits-for graph of the interactive transactions that wait now.
+/// The age of a program's new transaction (larger is younger): the time-stamp counter at its
+/// begin, which no other worker's begin touches (ties are broken by the lock-manager id on a
+/// cycle). It is far above every interactive transaction's age ([`WaitsFor::session_age`]).
+pub fn age() -> u64 {
+    crate::txn::source::clock().raw() | 1 << 62
+}
+
+/// The waits-for graph of the transactions that wait now.
 #[derive(Debug, Default)]
 pub struct WaitsFor {
     edges: Mutex<Vec<Edge>>,
-    ages: AtomicU64,
+    sessions: AtomicU64,
 }
 
 impl WaitsFor {
-    /// A new interactive transaction's age (larger is younger).
-    pub fn age(&self) -> u64 {
-        self.ages.fetch_add(1, Ordering::Relaxed) + 1
+    /// The age of a new interactive transaction: a count of them, so that sessions are ordered
+    /// by their begins and are older than every program's transaction ([`age`]) — on a cycle with
+    /// one, a program gives up, never a user's session.
+    pub fn session_age(&self) -> u64 {
+        self.sessions.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Records that `me` (of `age`) waits for `holder`, and tells whether `me` is the youngest
@@ -80,21 +90,23 @@ impl WaitsFor {
     }
 }
 
-/// The [`ordo_predicate::Waiter`] of one acquisition by an interactive transaction.
-pub struct Interactive<'a> {
+/// The [`ordo_predicate::Waiter`] of one acquisition: with an age, it detects deadlocks as this
+/// module says; without one, it leaves the wait to the lock manager's timeout and jitter.
+pub struct Detect<'a> {
     pub graph: &'a WaitsFor,
     /// The lock-manager transaction id.
     pub me: u64,
-    pub age: u64,
+    /// `None`: no detection (`--dibs-deadlock timeout`).
+    pub age: Option<u64>,
     pub config: Config,
     /// Set when it gave up as a deadlock victim (not by its timeout).
     pub victim: bool,
     blocked: Option<Blocked>,
 }
 
-impl<'a> Interactive<'a> {
-    pub fn new(graph: &'a WaitsFor, me: u64, age: u64, timeout: Duration) -> Self {
-        Interactive {
+impl<'a> Detect<'a> {
+    pub fn new(graph: &'a WaitsFor, me: u64, age: Option<u64>, timeout: Duration) -> Self {
+        Detect {
             graph,
             me,
             age,
@@ -108,18 +120,21 @@ impl<'a> Interactive<'a> {
     }
 }
 
-impl ordo_predicate::Waiter for Interactive<'_> {
+impl ordo_predicate::Waiter for Detect<'_> {
     fn config(&self) -> Option<Config> {
-        Some(self.config)
+        self.age.map(|_| self.config)
     }
 
     fn slice(&self) -> Option<Duration> {
-        Some(ROUND)
+        self.age.map(|_| ROUND)
     }
 
     fn round(&mut self, holder: u64) -> bool {
+        let Some(age) = self.age else {
+            return true;
+        };
         let blocked = self.blocked.get_or_insert_with(blocked);
-        if self.graph.wait_for(self.me, self.age, holder) {
+        if self.graph.wait_for(self.me, age, holder) {
             self.victim = true;
             return false;
         }
@@ -128,7 +143,7 @@ impl ordo_predicate::Waiter for Interactive<'_> {
     }
 }
 
-impl Drop for Interactive<'_> {
+impl Drop for Detect<'_> {
     fn drop(&mut self) {
         if self.blocked.is_some() {
             self.graph.done(self.me);
