@@ -15,10 +15,13 @@
 //! A workload declares its options in its own module (`<workload>/options.rs`: [`OptionSpec`]s, the
 //! defaults for each [`Purpose`], and a constructor from [`Settings`]); the catalogue below lists it
 //! once. Adding a workload is its module and one entry here. Two workloads may share an option
-//! (`-w vll-range` takes `-w vll-micro`'s `--long`, `-w pwv-micro` its `--records`; `-w tpcc++`
+//! (`-w vll-range` takes `-w vll-micro`'s `--long`, `-w pwv-micro` its `--records`, `-w
+//! subscriber-scan` `-w tatp`'s `--subscribers`; `-w tpcc++`
 //! takes every `-w tpcc` option) by listing the same declaration.
 
-use crate::{pwv_micro, sibench, smallbank, tatp, tpcc, vll_micro, vll_range, ycsb};
+use crate::{
+    pwv_micro, sibench, smallbank, subscriber_scan, tatp, tpcc, vll_micro, vll_range, ycsb,
+};
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
 
@@ -144,6 +147,13 @@ catalog! {
         source: "Neuvonen et al. TATP 2009; as run in DIBS",
         options: tatp::options::OPTIONS,
         build: tatp::Tatp::from_settings,
+    },
+    SubscriberScan(subscriber_scan::SubscriberScan) {
+        name: "subscriber-scan",
+        summary: "TATP's subscriber, 100K rows: 80% read / 20% update of the rows a disjunctive predicate on byte2_x names (--conjuncts)",
+        source: "Gaffney, Claus, Patel PVLDB 2021 (DIBS), section 4.1 (Figs. 3c, 4)",
+        options: subscriber_scan::options::OPTIONS,
+        build: subscriber_scan::SubscriberScan::from_settings,
     },
     VllMicro(vll_micro::VllMicro) {
         name: "vll-micro",

@@ -9,6 +9,8 @@
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
+//! * [`subscriber_scan`] — DIBS's SubscriberScan: reads and updates of the rows a disjunctive
+//!   predicate on TATP's subscriber names (§4.1).
 //!
 //! Each declares its command-line options beside it (`<workload>/options.rs`), with its defaults for
 //! a benchmark or a verification run ([`Purpose`]); the [`catalog`] lists them all by name and
@@ -23,6 +25,7 @@ pub mod purpose;
 pub mod pwv_micro;
 pub mod sibench;
 pub mod smallbank;
+pub mod subscriber_scan;
 pub mod tatp;
 pub mod tpcc;
 pub mod vll_micro;

@@ -199,7 +199,7 @@ impl Tatp {
         ((rng.gen_range(0..=self.a) | rng.gen_range(1..=p)) % p) + 1
     }
 
-    fn schemas() -> [Schema; 5] {
+    pub(crate) fn schemas() -> [Schema; 5] {
         let int = |n: &str| Column::new(n, ColumnType::Int);
         let mut sub = vec![Column::new("sub_nbr", ColumnType::Char(15))];
         for prefix in ["bit", "hex", "byte2"] {

@@ -12,7 +12,8 @@ pub const SUBSCRIBERS: OptionSpec = OptionSpec::new(
         min: 1,
         max: MAX_SUBSCRIBERS,
     },
-    "TATP: subscribers (the spec and DIBS: 1,000,000).",
+    "TATP, subscriber-scan: subscribers (TATP: the spec's and DIBS's 1,000,000; subscriber-scan: \
+     DIBS's 100,000).",
 );
 
 /// Every option of `-w tatp`.
