@@ -330,12 +330,11 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         } else if let Err(e) = predicate::check(pred, t.schema()) {
             return Err(self.fail_detail(AbortReason::InvalidData, format!("{}: {e}", t.name())));
         }
-        let cols = cols.union(predicate::columns(pred));
+        let filter = predicate::columns(pred);
         self.w.exec.scan_filtered(
             t,
-            0,
-            u64::MAX,
-            cols,
+            filter,
+            cols.union(filter),
             |row| predicate::satisfies(pred, row),
             f,
         );
@@ -358,11 +357,11 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         self.lock_where(table, StatementKind::Update, pred)?;
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
+        let filter = predicate::columns(pred);
         self.w.exec.scan_filtered(
             t,
-            0,
-            u64::MAX,
-            predicate::columns(pred),
+            filter,
+            filter,
             |row| predicate::satisfies(pred, row),
             |k, _| {
                 keys.push(k);

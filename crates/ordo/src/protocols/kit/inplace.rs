@@ -306,8 +306,8 @@ impl InPlace {
         scan_unlocked(t, lo, hi, cols, &mut self.rec, &mut self.buf, f);
     }
 
-    /// A scan of `lo..=hi` that keeps only the rows `keep` accepts (a predicate over the row; it
-    /// sees `cols`, which must hold the columns it reads), with no concurrency control of its own:
+    /// A scan of the whole of ordered table `t` that keeps only the rows `keep` accepts (a predicate over the row's
+    /// columns `filter`, read first; `f` sees `cols` of the rows kept), with no concurrency control of its own:
     /// the caller's lock covers the rows the predicate names (DIBS's predicate locks). `rec` gets a
     /// read of each row kept, and nothing else: rows `keep` refuses were never part of the
     /// request's result, and recording them — or the walked key range as a predicate read, which
@@ -317,23 +317,25 @@ impl InPlace {
     pub fn scan_filtered<M: Default + Send + Sync>(
         &mut self,
         t: &Table<M>,
-        lo: u64,
-        hi: u64,
+        filter: ColumnSet,
         cols: ColumnSet,
         keep: impl Fn(&RowRef<'_>) -> bool,
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) {
         self.image(t);
-        for (key, rid) in t.range(lo, hi) {
+        // The filter's columns first; the others only for a row kept.
+        let rest = ColumnSet(cols.0 & !filter.0);
+        for (key, rid) in t.range(0, u64::MAX) {
             let v = t.version(rid).load(Ordering::Acquire);
             if v & ABSENT != 0 {
                 continue;
             }
-            t.read_into(rid, cols, &mut self.buf);
-            let row = RowRef::new(t.schema(), &self.buf);
-            if !keep(&row) {
+            t.read_into(rid, filter, &mut self.buf);
+            if !keep(&RowRef::new(t.schema(), &self.buf)) {
                 continue;
             }
+            t.read_into(rid, rest, &mut self.buf);
+            let row = RowRef::new(t.schema(), &self.buf);
             self.rec.read(t.id(), key, v);
             if !f(key, row) {
                 break;
