@@ -111,6 +111,17 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// A row's line: its protocol, and the knobs it ran with that differ from their defaults — so
+/// one figure holds DIBS's ablation steps (`dibs dibs-opt=grouping`) or VLL's batch sizes side by
+/// side, and never averages them together.
+fn line_name(row: &Row) -> String {
+    let mut name = row.protocol.clone();
+    for (k, v) in row.params.knobs(&row.protocol) {
+        name.push_str(&format!(" {k}={}", text(&v)));
+    }
+    name
+}
+
 /// What a row's figure holds fixed.
 fn fixed(row: &Row, axis: &Axis) -> Vec<(String, String)> {
     let mut workload = BTreeMap::new();
@@ -132,7 +143,6 @@ fn fixed(row: &Row, axis: &Axis) -> Vec<(String, String)> {
         "reps": p.reps,
         "seed": p.seed,
         "prefetch": p.prefetch,
-        "knobs": p.knobs(&row.protocol),
         "pin": p.pin.unwrap_or(false),
     });
     let mut rest = BTreeMap::new();
@@ -178,11 +188,12 @@ pub fn group(rows: &[Row]) -> Vec<Figure> {
         if !f.sources.contains(&row.source) {
             f.sources.push(row.source.clone());
         }
-        let l = match f.lines.iter().position(|l| l.protocol == row.protocol) {
+        let name = line_name(row);
+        let l = match f.lines.iter().position(|l| l.protocol == name) {
             Some(l) => l,
             None => {
                 f.lines.push(Line {
-                    protocol: row.protocol.clone(),
+                    protocol: name,
                     points: Vec::new(),
                 });
                 f.lines.len() - 1
@@ -391,14 +402,19 @@ mod tests {
         let p = &figs[0].lines[0].points[0];
         assert_eq!((p.committed_per_sec, p.rows), (20.0, 2));
         assert_eq!(protocols(&figs), ["silo"]);
-        // A protocol knob is a setting too: VLL with batches of 1 and of 4 are not averaged together.
+        // A protocol knob names a line of its own: VLL with batches of 1 and of 4 are two lines of
+        // one figure, never averaged together.
         let knob = |b: u32| {
             row("vll", 1, None, 10.0).replace(
                 r#""prefetch": true"#,
                 &format!(r#""prefetch": true, "vll_batch": {b}"#),
             )
         };
-        assert_eq!(group(&rows(&[knob(1), knob(4), knob(4)])).len(), 2);
+        let figs = group(&rows(&[knob(1), knob(4), knob(4)]));
+        assert_eq!(figs.len(), 1);
+        let names: Vec<&str> = figs[0].lines.iter().map(|l| l.protocol.as_str()).collect();
+        assert_eq!(names, ["vll vll-batch=1", "vll"]);
+        assert_eq!(figs[0].lines[1].points[0].rows, 2);
         // So is pinning; a file from before `--pin` existed did not pin.
         let pin = |p: bool| {
             row("vll", 1, None, 10.0).replace(
