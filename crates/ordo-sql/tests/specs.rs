@@ -1,7 +1,8 @@
-//! Runs every spec in `specs/` under every registered protocol that runs concurrent interactive
-//! sessions (`Interactive::Concurrent`: 2PL, Silo, the multi-version levels, `nocc`), twice each, and
-//! compares the output with `specs/expected/<protocol>/<spec>.out` (regenerate with `ORDO_BLESS=1`).
-//! Each run is on a thread of its own with a deadline.
+//! Runs every spec in `specs/` under every registered protocol, each run on a thread of its own
+//! with a deadline (a hang fails the test naming the spec and the protocol): a protocol that runs
+//! concurrent interactive sessions (`Interactive::Concurrent`: 2PL, Silo, the multi-version levels,
+//! `nocc`) runs each twice and its output is compared with `specs/expected/<protocol>/<spec>.out`
+//! (regenerate with `ORDO_BLESS=1`); any other is refused at once with a one-line error.
 //!
 //! Also holds the bars of the isolation specs: under a serializable protocol every permutation's
 //! history is serializable and the phantom never lets both inserts commit after both counted; `nocc`
@@ -12,7 +13,7 @@ use ordo::protocols::{Interactive, Isolation};
 use ordo_sql::spec::{self, run::render_text, RunError, RunOptions};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Every registered protocol that runs concurrent interactive sessions, whatever it promises (a
 /// level below serializable shows the anomalies it allows): a protocol is tested here the moment it
@@ -79,13 +80,32 @@ fn spec_files() -> Vec<PathBuf> {
 }
 
 #[test]
-fn specs_match_expected_output_and_are_deterministic() {
+fn every_spec_runs_as_expected_or_is_refused_under_every_protocol_within_a_deadline() {
     let bless = std::env::var_os("ORDO_BLESS").is_some();
     let files = spec_files();
     assert!(files.len() >= 7, "the classic anomalies are all there");
+    let all = ordo::protocols::all();
+    assert!(all.len() > protocols().len(), "some protocols are refused");
     for f in &files {
         let stem = f.file_stem().unwrap().to_str().unwrap();
-        for p in protocols().iter().map(|i| i.name) {
+        for info in &all {
+            let p = info.name;
+            if info.interactive != Interactive::Concurrent {
+                let start = Instant::now();
+                let why = match run_within(f, p) {
+                    Err(RunError::NotConcurrent(why)) => why,
+                    Err(e) => panic!("{stem} under {p}: refused for another reason: {e}"),
+                    Ok(_) => panic!("{stem} under {p}: ran, but {p} cannot overlap sessions"),
+                };
+                assert!(
+                    start.elapsed() < Duration::from_secs(5),
+                    "{stem} under {p}: refused only after {:?}",
+                    start.elapsed()
+                );
+                assert_eq!(why.lines().count(), 1, "{why}");
+                assert!(why.starts_with(&format!("`{p}` runs ")), "{why}");
+                continue;
+            }
             let (_, first) = run(f, p);
             let (_, second) = run(f, p);
             assert_eq!(first, second, "{stem} under {p}: two runs differ");
