@@ -1,6 +1,7 @@
 //! `ordo spec FILE [--protocol P] [--json]`: run a PostgreSQL isolationtester spec (see
 //! `ordo_sql::spec`). A malformed spec (or SQL that does not parse) is a usage error: `FILE:LINE:
-//! message`, exit code 2.
+//! message`, exit code 2. So is a failing `setup` block, which stops the run as isolationtester
+//! does (`error: setup failed: MESSAGE (SQLSTATE)` after the output of the permutations before).
 
 use crate::{Error, Result};
 use clap::Args;
@@ -25,12 +26,21 @@ pub fn run(args: SpecArgs) -> Result<ExitCode> {
         source,
     })?;
     let parsed = spec::parse_spec(&args.file, &text)?;
-    let res = spec::run_spec(
+    let res = match spec::run_spec(
         &parsed,
         &RunOptions {
             protocol: args.protocol,
         },
-    )?;
+    ) {
+        Ok(res) => res,
+        Err(e) => {
+            // isolationtester prints what ran before a setup failed, then stops.
+            if let (spec::RunError::SetupFailed { steps, done, .. }, false) = (&e, args.json) {
+                print!("{}", spec::run::render_setup_failure(&parsed, done, steps));
+            }
+            return Err(e.into());
+        }
+    };
     if args.json {
         println!(
             "{}",

@@ -28,7 +28,8 @@ pub struct VerifyArgs {
     /// Seed of the request generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Write each recorded history (dbcop format) to FILE.PROTOCOL.json.
+    /// Write each recorded history's committed transactions to FILE.PROTOCOL.json, in the JSON
+    /// layout dbcop 0.2.0 reads (`dbcop verify --input-dir DIR --consistency serializable`).
     #[arg(long)]
     pub history: Option<PathBuf>,
     /// Do not prefetch each transaction's declared records before running it (`ordo bench`'s

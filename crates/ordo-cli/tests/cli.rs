@@ -309,6 +309,70 @@ fn verify_exit_code_follows_the_promise() {
     }
 }
 
+/// `--history` writes what current dbcop reads (tagged `Read`/`Write` events, `committed`
+/// transactions), listing committed transactions only: under a protocol that aborts, every read
+/// names the initial value (`null`) or a version some listed transaction wrote.
+#[test]
+fn verify_history_is_dbcop_json_of_committed_transactions() {
+    let dir = scratch("dbcop");
+    let base = dir.join("h");
+    let o = ordo(&[
+        "verify",
+        "-p",
+        "2pl-nowait",
+        "-t",
+        "2",
+        "--txns",
+        "4000",
+        "--rows",
+        "20",
+        "--history",
+        base.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("h.2pl-nowait.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for key in ["params", "info", "start", "end", "data"] {
+        assert!(v.get(key).is_some(), "dbcop's History has {key}");
+    }
+    let mut written = std::collections::HashSet::new();
+    let mut reads = Vec::new();
+    let mut txns = 0;
+    for session in v["data"].as_array().unwrap() {
+        for t in session.as_array().unwrap() {
+            txns += 1;
+            assert_eq!(t["committed"], true, "{t}");
+            assert_eq!(t.as_object().unwrap().len(), 2, "events and committed: {t}");
+            for e in t["events"].as_array().unwrap() {
+                let e = e.as_object().unwrap();
+                assert_eq!(e.len(), 1, "one variant per event: {e:?}");
+                let (tag, body) = e.iter().next().unwrap();
+                let var = body["variable"].as_u64().unwrap();
+                match tag.as_str() {
+                    "Write" => {
+                        let version = body["version"].as_u64().unwrap();
+                        assert!(written.insert((var, version)), "unique writes");
+                    }
+                    "Read" => reads.push((var, body["version"].as_u64())),
+                    other => panic!("unknown event {other}"),
+                }
+            }
+        }
+    }
+    assert!(txns > 100, "{txns} transactions listed");
+    assert!(!reads.is_empty());
+    for (var, version) in reads {
+        if let Some(version) = version {
+            assert!(
+                written.contains(&(var, version)),
+                "read of {var}@{version}: no committed writer listed"
+            );
+        }
+    }
+    assert!(!text.contains("\"success\""), "the old dbcop layout");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("ordo-cli-{name}-{}", std::process::id()));

@@ -119,3 +119,39 @@ fn spec_refuses_protocols_that_cannot_overlap_sessions_and_sql_runs_them() {
         assert!(text(&o.stdout).contains(" 10"), "{p}: {}", text(&o.stdout));
     }
 }
+
+/// A failing `setup` block stops the run as isolationtester does: the error on stderr in one line,
+/// a non-zero exit (2, as every error of `ordo`), and no step run against the missing table.
+#[test]
+fn spec_stops_when_a_setup_block_fails() {
+    let dir = std::env::temp_dir().join(format!("ordo-spec-setup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, spec, says) in [
+        (
+            "global.spec",
+            "setup { CREATE TABLE t (k INT PRIMARY KEY); INSERT INTO nosuch VALUES (1); }\n\
+             session s1\nstep a { SELECT * FROM t; }\nsession s2\nstep b { SELECT 1; }\n",
+            "error: setup failed: relation \"nosuch\" does not exist (42P01)",
+        ),
+        (
+            "session.spec",
+            "setup { CREATE TABLE t (k INT PRIMARY KEY); }\n\
+             session s1\nsetup { BEGIN; SELECT * FROM nosuch; }\nstep a { SELECT * FROM t; }\n",
+            "error: setup of session s1 failed: relation \"nosuch\" does not exist (42P01)",
+        ),
+    ] {
+        let f = dir.join(name);
+        std::fs::write(&f, spec).unwrap();
+        for p in ["ssi", "2pl-detect"] {
+            let o = ordo(&["spec", f.to_str().unwrap(), "-p", p], "");
+            assert_eq!(o.status.code(), Some(2), "{name} under {p}");
+            let err = text(&o.stderr);
+            assert_eq!(err.trim_end(), says, "{name} under {p}");
+            let out = text(&o.stdout);
+            assert!(out.contains("\nstarting permutation: a"), "{out}");
+            assert!(!out.contains("step a"), "no step runs: {out}");
+            assert!(!out.contains("summary"), "{out}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -10,6 +10,11 @@
 //! Transaction semantics follow PostgreSQL: a statement outside `BEGIN ... COMMIT` runs in its own
 //! transaction; any error inside a block aborts the transaction and later statements fail with
 //! `25P02` until `COMMIT` (which then reports `ROLLBACK`) or `ROLLBACK`.
+//!
+//! A statement blocked in the protocol can be cancelled ([`WaitObserver::cancel`] on
+//! [`Session::observer`]), as PostgreSQL's `pg_cancel_backend`: the protocol gives up the wait, and
+//! the statement fails with `57014 canceling statement due to user request`, which aborts its
+//! transaction like any other error.
 
 use crate::catalog::Catalog;
 use crate::ddl;
@@ -209,6 +214,9 @@ impl Conn {
             Request::History => Some(Item::History),
             Request::Checkpoint => Some(Item::Checkpoint),
             Request::Sql(text) => {
+                // A cancel meant for the previous request, too late to end its wait, must not end
+                // one of this request's.
+                wait::take_cancel();
                 match parse(&text) {
                     Ok(stmts) => self
                         .pending
@@ -449,13 +457,24 @@ fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Box<Stat
                     tx.abort();
                     Err(e)
                 }
-            };
+            }
+            .map_err(canceled_or);
             conn.reply.ends.push(match &r {
                 Ok(_) => TxnEnd::Committed,
                 Err(e) => TxnEnd::Aborted(e.clone()),
             });
             conn.push(&stmt, r);
         }
+    }
+}
+
+/// `e`, or the cancel error if the statement failed because its wait was cancelled (see the module
+/// docs).
+fn canceled_or(e: SqlError) -> SqlError {
+    if wait::take_cancel() {
+        SqlError::new("57014", "canceling statement due to user request")
+    } else {
+        e
     }
 }
 
@@ -509,7 +528,7 @@ fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn) {
                             Ok(Output::Command("COMMIT".into()))
                         }
                         Err(a) => {
-                            let e = SqlError::from(a);
+                            let e = canceled_or(SqlError::from(a));
                             conn.reply.ends.push(TxnEnd::Aborted(e.clone()));
                             Err(e)
                         }
@@ -541,7 +560,8 @@ fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn) {
                 &params,
             ),
             Err(e) => Err(e),
-        };
+        }
+        .map_err(canceled_or);
         if let Err(e) = &result {
             // Any error aborts the transaction, as in PostgreSQL.
             if let Some(t) = tx.take() {

@@ -18,7 +18,9 @@
 //!   each session's step order;
 //! * [`run`] runs each permutation on a fresh engine, one thread per session, and reports steps,
 //!   results, errors and `<waiting ...>` markers as isolationtester does; a waiting step is detected
-//!   from the protocol's own wait state ([`ordo::txn::wait`]), never from a timeout;
+//!   from the protocol's own wait state ([`ordo::txn::wait`]), never from a timeout, and a blocked
+//!   step that nothing can unblock is cancelled (57014) as isolationtester cancels it; a failing
+//!   `setup` stops the run;
 //! * [`isolation`] maps isolation level names to protocols.
 
 pub mod isolation;

@@ -1,4 +1,6 @@
-//! Running a spec: each permutation on a fresh engine, one session thread per spec session.
+//! Running a spec: each permutation on a fresh engine, one session thread per spec session, with
+//! PostgreSQL isolationtester's semantics (`src/test/isolation/isolationtester.c`,
+//! `run_permutation` and `try_complete_step`).
 //!
 //! **Steps and waits.** The runner sends a step's SQL to its session and then waits until the system
 //! is *settled*: every session is idle or blocked inside the protocol, and every blocked one has
@@ -10,8 +12,26 @@
 //! same spec gives the same output on every run. Lock waits are given an hour before the protocol
 //! gives up ([`ordo::protocols::ProtocolConfig::lock_wait_timeout`]).
 //!
-//! A step whose session is still blocked from an earlier step cannot run (isolationtester would wait
-//! for it): the runner then rolls back the idle sessions so the blocked one can finish, and says so.
+//! As in isolationtester, a blocked step stays pending (`step s1a: ... <waiting ...>`) while the
+//! other sessions' steps run; when a later step unblocks it, it is printed as
+//! `step s1a: <... completed>` with its results, after the step that unblocked it.
+//!
+//! **A step due from a blocked session.** isolationtester then waits for the blocked step to
+//! complete, and after `PGISOLATIONTIMEOUT` (300 s) cancels it (`isolationtester: canceling step
+//! s1a after 300 seconds`): the step fails with `canceling statement due to user request` (57014),
+//! which aborts its transaction as any error does, and the session's next step runs (in the failed
+//! transaction block: `25P02` until `COMMIT`/`ROLLBACK`). Here the system is settled when the step
+//! is due, so the blocked step cannot complete before its session's next step: the runner cancels it
+//! at once (through the protocol, [`WaitObserver::cancel`](ordo::txn::wait::WaitObserver::cancel))
+//! and says so in a line of its own. Steps still blocked when the permutation ends are cancelled
+//! the same way, in the order they began waiting, as isolationtester's final wait does. The runner
+//! never ends or starts a transaction itself. Should a protocol ignore the cancel, the run stops
+//! with [`RunError::MutuallyBlocked`] (isolationtester: `failed to complete permutation due to
+//! mutually-blocking steps`, exit 1).
+//!
+//! **Setup.** A failing `setup` block (or a session's `setup`) stops the run with
+//! [`RunError::SetupFailed`], as isolationtester exits on `setup failed: ...`; the permutations
+//! that ran before it are kept in the error for the caller to print.
 //!
 //! **History.** Sessions record their histories; after setup the engine is checkpointed so every row
 //! is version 0, and at the end of a permutation Ordo's serializability checker reads the sessions'
@@ -47,6 +67,8 @@ pub struct StepEvent {
     pub waiting: bool,
     /// Completed after having waited.
     pub completed_late: bool,
+    /// The runner cancelled this (blocked) step: the line saying so; no results.
+    pub canceling: Option<String>,
     pub results: Vec<StmtResult>,
 }
 
@@ -72,7 +94,7 @@ pub struct SpecResult {
     pub permutations: Vec<PermutationResult>,
 }
 
-/// Why a spec could not be run (before its first permutation); one line each.
+/// Why a spec could not be run, or stopped; one line each.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// `--protocol` names no protocol.
@@ -84,6 +106,19 @@ pub enum RunError {
     /// The protocol cannot overlap interactive sessions (see [`isolation::refusal`]).
     #[error("{0}")]
     NotConcurrent(String),
+    /// A `setup` block failed (isolationtester: `setup failed: ...`, exit 1). `done` holds the
+    /// permutations that ran before; `steps` names the one whose setup failed.
+    #[error("{message}")]
+    SetupFailed {
+        message: String,
+        steps: Vec<String>,
+        done: Box<SpecResult>,
+    },
+    /// A blocked step did not end when cancelled (a protocol whose wait ignores the cancel).
+    #[error(
+        "failed to complete permutation due to mutually-blocking steps: step {step} ignored its cancel under `{protocol}`"
+    )]
+    MutuallyBlocked { step: String, protocol: String },
 }
 
 /// Chooses the protocol and runs every permutation.
@@ -104,16 +139,39 @@ pub fn run_spec(spec: &Spec, opts: &RunOptions) -> Result<SpecResult, RunError> 
     if spec.sessions.len() + 1 > crate::engine::MAX_SESSIONS {
         return Err(RunError::TooManySessions(crate::engine::MAX_SESSIONS - 1));
     }
-    let mut permutations = Vec::new();
-    for perm in spec.permutations() {
-        permutations.push(run_permutation(spec, &protocol, &perm));
-    }
-    Ok(SpecResult {
+    let mut res = SpecResult {
         protocol,
         note,
         sessions: spec.sessions.len(),
-        permutations,
-    })
+        permutations: Vec::new(),
+    };
+    for perm in spec.permutations() {
+        match run_permutation(spec, &res.protocol, &perm) {
+            Ok(p) => res.permutations.push(p),
+            Err(Stop::Setup(message)) => {
+                return Err(RunError::SetupFailed {
+                    message,
+                    steps: perm.iter().map(|&p| spec.step(p).name.clone()).collect(),
+                    done: Box::new(res),
+                })
+            }
+            Err(Stop::Stuck(step)) => {
+                return Err(RunError::MutuallyBlocked {
+                    step,
+                    protocol: res.protocol,
+                })
+            }
+        }
+    }
+    Ok(res)
+}
+
+/// Why a permutation stopped short.
+enum Stop {
+    /// A setup block failed: the message.
+    Setup(String),
+    /// A cancelled step that did not end: its name.
+    Stuck(String),
 }
 
 struct Live {
@@ -126,13 +184,14 @@ struct Live {
 struct Runner<'a> {
     spec: &'a Spec,
     live: Vec<Live>,
+    /// Blocked sessions, in the order their steps began waiting (isolationtester's `waiting[]`).
+    waiting: Vec<usize>,
     events: Vec<StepEvent>,
-    notes: Vec<String>,
 }
 
 impl Runner<'_> {
     /// Waits until every session is idle or settled in a wait; returns the replies that came in, by
-    /// session.
+    /// session, in the order their steps began waiting.
     fn settle(&mut self) -> Vec<(usize, (usize, usize), Reply)> {
         let mut done = Vec::new();
         let snapshot = |live: &[Live]| -> Vec<u64> {
@@ -165,78 +224,109 @@ impl Runner<'_> {
             // A polling tick, not a timing decision: only replies and wait states decide.
             std::thread::sleep(Duration::from_micros(50));
         }
-        done.sort_by_key(|d| d.0);
+        let order = |s: usize| {
+            self.waiting
+                .iter()
+                .position(|&w| w == s)
+                .unwrap_or(usize::MAX)
+        };
+        done.sort_by_key(|d| (order(d.0), d.0));
         done
     }
 
+    fn event(&self, step: (usize, usize)) -> StepEvent {
+        StepEvent {
+            step: self.spec.step(step).name.clone(),
+            session: self.spec.sessions[step.0].name.clone(),
+            waiting: false,
+            completed_late: false,
+            canceling: None,
+            results: Vec::new(),
+        }
+    }
+
+    /// Records completed steps; `late`: they had been waiting.
     fn record(&mut self, done: Vec<(usize, (usize, usize), Reply)>, late: bool) {
         for (s, step, r) in done {
+            self.waiting.retain(|&w| w != s);
             self.events.push(StepEvent {
-                step: self.spec.step(step).name.clone(),
-                session: self.spec.sessions[s].name.clone(),
-                waiting: false,
                 completed_late: late,
                 results: r.results,
+                ..self.event(step)
             });
         }
     }
 
-    /// Rolls back every idle session so blocked ones can finish.
-    fn unblock(&mut self, why: &str) {
-        self.notes.push(why.to_string());
+    /// Cancels session `s`'s blocked step (see the module docs) and records what completes.
+    fn cancel(&mut self, s: usize, why: &str) -> Result<(), Stop> {
+        let Some(step) = self.live[s].busy else {
+            return Ok(());
+        };
+        let name = self.spec.step(step).name.clone();
         self.events.push(StepEvent {
-            step: String::new(),
-            session: String::new(),
-            waiting: false,
-            completed_late: false,
-            results: vec![StmtResult {
-                sql: format!("-- {why}"),
-                result: Ok(Output::Command("NOTE".into())),
-            }],
+            canceling: Some(format!("canceling step {name}: {why}")),
+            ..self.event(step)
         });
-        let idle: Vec<usize> = (0..self.live.len())
-            .filter(|&i| self.live[i].busy.is_none())
-            .collect();
-        for i in idle {
-            let r = self.live[i].session.execute("ROLLBACK");
-            self.live[i].ends.extend(r.ends);
-        }
+        self.live[s].session.observer().cancel();
         loop {
             let done = self.settle();
             let progressed = !done.is_empty();
             self.record(done, true);
-            if !progressed || self.live.iter().all(|l| l.busy.is_none()) {
-                break;
+            if self.live[s].busy.is_none() {
+                return Ok(());
+            }
+            if !progressed {
+                return Err(Stop::Stuck(name));
             }
         }
     }
 
-    fn step(&mut self, step: (usize, usize)) {
+    fn step(&mut self, step: (usize, usize)) -> Result<(), Stop> {
         let s = step.0;
         if self.live[s].busy.is_some() {
             let name = &self.spec.sessions[s].name;
-            self.unblock(&format!(
-                "session {name} is still blocked when its next step is due: rolling back the idle sessions"
-            ));
+            let why = format!("session {name}'s next step is due and nothing can unblock it");
+            self.cancel(s, &why)?;
         }
         self.live[s].session.send(&self.spec.step(step).sql.sql);
         self.live[s].busy = Some(step);
         let mut done = self.settle();
-        let mine = done.iter().position(|d| d.0 == s);
-        match mine {
+        match done.iter().position(|d| d.0 == s) {
             Some(i) => {
                 let d = done.remove(i);
                 self.record(vec![d], false);
             }
-            None => self.events.push(StepEvent {
-                step: self.spec.step(step).name.clone(),
-                session: self.spec.sessions[s].name.clone(),
-                waiting: true,
-                completed_late: false,
-                results: Vec::new(),
-            }),
+            None => {
+                self.waiting.push(s);
+                self.events.push(StepEvent {
+                    waiting: true,
+                    ..self.event(step)
+                });
+            }
         }
         self.record(done, true);
+        Ok(())
+    }
+
+    /// isolationtester's final wait: each step still blocked, in the order they began waiting, is
+    /// cancelled.
+    fn finish(&mut self) -> Result<(), Stop> {
+        while let Some(&s) = self.waiting.first() {
+            self.cancel(s, "the permutation has ended and nothing can unblock it")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs a setup block; the first error, as isolationtester reports it.
+fn setup_block(session: &Session, sql: &str, what: &str) -> Result<Vec<TxnEnd>, Stop> {
+    let r = session.execute(sql);
+    match r.results.iter().find_map(|x| x.result.as_ref().err()) {
+        Some(e) => Err(Stop::Setup(format!(
+            "{what} failed: {} ({})",
+            e.message, e.code
+        ))),
+        None => Ok(r.ends),
     }
 }
 
@@ -249,7 +339,11 @@ fn run_block(session: &Session, sql: &str, what: &str, notes: &mut Vec<String>) 
     }
 }
 
-fn run_permutation(spec: &Spec, protocol: &str, perm: &[(usize, usize)]) -> PermutationResult {
+fn run_permutation(
+    spec: &Spec,
+    protocol: &str,
+    perm: &[(usize, usize)],
+) -> Result<PermutationResult, Stop> {
     let config = ProtocolConfig {
         threads: crate::engine::MAX_SESSIONS,
         lock_wait_timeout: Duration::from_secs(3600),
@@ -260,7 +354,7 @@ fn run_permutation(spec: &Spec, protocol: &str, perm: &[(usize, usize)]) -> Perm
     let control = engine.clone().session(0);
     let mut notes = Vec::new();
     for b in &spec.setup {
-        run_block(&control, &b.sql, "setup", &mut notes);
+        setup_block(&control, &b.sql, "setup")?;
     }
     // Checkpoint: every row becomes version 0, so the sessions' history stands on its own.
     checkpoint(&control, &mut notes);
@@ -274,27 +368,26 @@ fn run_permutation(spec: &Spec, protocol: &str, perm: &[(usize, usize)]) -> Perm
     let mut runner = Runner {
         spec,
         live,
+        waiting: Vec::new(),
         events: Vec::new(),
-        notes,
     };
     for (i, s) in spec.sessions.iter().enumerate() {
         if let Some(b) = &s.setup {
-            let r = runner.live[i].session.execute(&b.sql);
-            runner.live[i].ends.extend(r.ends.iter().cloned());
-            for res in r.results {
-                if let Err(e) = res.result {
-                    runner
-                        .notes
-                        .push(format!("setup of {} failed: {}", s.name, e.message));
-                }
-            }
+            let what = format!("setup of session {}", s.name);
+            let ends = setup_block(&runner.live[i].session, &b.sql, &what)?;
+            runner.live[i].ends.extend(ends);
         }
     }
-    for &step in perm {
-        runner.step(step);
-    }
-    if runner.live.iter().any(|l| l.busy.is_some()) {
-        runner.unblock("sessions are still blocked at the end of the permutation: rolling back the idle sessions");
+    let ran = perm
+        .iter()
+        .try_for_each(|&step| runner.step(step))
+        .and_then(|()| runner.finish());
+    if let Err(stop) = ran {
+        // Sessions stuck in a wait cannot be joined: leave them (and their engine) behind.
+        std::mem::forget(std::mem::take(&mut runner.live));
+        std::mem::forget(control);
+        std::mem::forget(engine);
+        return Err(stop);
     }
     // Session teardowns, then histories.
     for (i, s) in spec.sessions.iter().enumerate() {
@@ -319,12 +412,12 @@ fn run_permutation(spec: &Spec, protocol: &str, perm: &[(usize, usize)]) -> Perm
         .collect();
     drop(std::mem::take(&mut runner.live));
     if let Some(b) = &spec.teardown {
-        run_block(&control, &b.sql, "teardown", &mut runner.notes);
+        run_block(&control, &b.sql, "teardown", &mut notes);
     }
-    PermutationResult {
+    Ok(PermutationResult {
         steps: perm.iter().map(|&p| spec.step(p).name.clone()).collect(),
         events: runner.events,
-        notes: runner.notes,
+        notes,
         sessions,
         serializable: report.is_serializable(),
         anomalies: if report.is_serializable() {
@@ -332,7 +425,7 @@ fn run_permutation(spec: &Spec, protocol: &str, perm: &[(usize, usize)]) -> Perm
         } else {
             report.summary()
         },
-    }
+    })
 }
 
 /// Rebuilds the engine with its catalog unchanged (see [`crate::engine`]).
@@ -373,13 +466,9 @@ pub fn render_text(spec: &Spec, res: &SpecResult) -> String {
     for p in &res.permutations {
         let _ = writeln!(out, "\nstarting permutation: {}", p.steps.join(" "));
         for ev in &p.events {
-            if ev.step.is_empty() {
-                for r in &ev.results {
-                    let _ = writeln!(out, "{}", r.sql);
-                }
-                continue;
-            }
-            if ev.completed_late {
+            if let Some(line) = &ev.canceling {
+                let _ = writeln!(out, "{line}");
+            } else if ev.completed_late {
                 let _ = writeln!(out, "step {}: <... completed>", ev.step);
             } else {
                 let sql = spec
@@ -400,9 +489,7 @@ pub fn render_text(spec: &Spec, res: &SpecResult) -> String {
             results_text(&mut out, &ev.results);
         }
         for n in &p.notes {
-            if !n.starts_with("session") && !n.starts_with("sessions") {
-                let _ = writeln!(out, "note: {n}");
-            }
+            let _ = writeln!(out, "note: {n}");
         }
         let sessions: Vec<String> = p
             .sessions
@@ -426,5 +513,13 @@ pub fn render_text(spec: &Spec, res: &SpecResult) -> String {
         };
         let _ = writeln!(out, "summary: {}; {verdict}", sessions.join("; "));
     }
+    out
+}
+
+/// What a run printed before its setup failed: the permutations before, then the failing one's
+/// header (isolationtester prints it before running the setup).
+pub fn render_setup_failure(spec: &Spec, done: &SpecResult, steps: &[String]) -> String {
+    let mut out = render_text(spec, done);
+    let _ = writeln!(out, "\nstarting permutation: {}", steps.join(" "));
     out
 }

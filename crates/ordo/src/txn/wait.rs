@@ -19,9 +19,17 @@
 //! must report rounds: the spec runner (`ordo-sql`) counts a blocked session as settled only after it
 //! reported some rounds since the last change. On threads with no observer (every benchmark thread)
 //! [`blocked`] costs one thread-local read, and it is only called on the slow path of a wait.
+//!
+//! **Cancel.** An observer may also ask the observed thread to give up its wait
+//! ([`WaitObserver::cancel`]), as PostgreSQL's isolationtester cancels a step that can never
+//! complete: a wait that can end in an abort checks [`Blocked::canceled`] every round and, when set,
+//! gives up as it does on its lock-wait timeout (2PL's lock waits, the multi-version protocols'
+//! first-updater waits: the waits of every protocol that runs concurrent interactive transactions).
+//! The waiting thread then tells the abort of a cancel from others with [`take_cancel`]. Waits
+//! that cannot end in an abort (the barriers and ticket locks of the planning protocols) ignore it.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Shared view of whether one thread is waiting inside a protocol.
@@ -34,6 +42,8 @@ struct Counters {
     waiting: AtomicUsize,
     /// Wait rounds the thread has reported, ever.
     rounds: AtomicU64,
+    /// A cancel asked for and not yet taken ([`WaitObserver::cancel`]).
+    cancel: AtomicBool,
 }
 
 impl WaitObserver {
@@ -48,6 +58,22 @@ impl WaitObserver {
     pub fn rounds(&self) -> u64 {
         self.0.rounds.load(Ordering::SeqCst)
     }
+    /// Asks the observed thread to give up its current (or next) wait: the protocol aborts the
+    /// transaction as on a lock-wait timeout. Stays set until the thread takes it ([`take_cancel`]).
+    pub fn cancel(&self) {
+        self.0.cancel.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Takes (clears) a cancel asked for the current thread's observer: whether one was pending. The
+/// waiting thread calls it after a statement fails, to tell a cancel from other aborts, and before
+/// new work, so a cancel that came too late to end a wait does not end the next one.
+pub fn take_cancel() -> bool {
+    OBSERVER.with(|o| {
+        o.borrow()
+            .as_ref()
+            .is_some_and(|o| o.0.cancel.swap(false, Ordering::SeqCst))
+    })
 }
 
 thread_local! {
@@ -80,6 +106,15 @@ impl Blocked {
         if let Some(o) = &self.0 {
             o.0.rounds.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    /// Whether the observer asked this wait to give up ([`WaitObserver::cancel`]); always false on
+    /// a thread with no observer.
+    #[inline]
+    pub fn canceled(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|o| o.0.cancel.load(Ordering::SeqCst))
     }
 }
 
@@ -117,5 +152,34 @@ mod tests {
         go_tx.send(()).unwrap();
         h.join().unwrap();
         assert!(!seen.is_waiting());
+    }
+
+    #[test]
+    fn a_cancel_reaches_the_wait_of_its_thread_until_taken() {
+        let obs = WaitObserver::new();
+        let ctl = obs.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let h = std::thread::spawn(move || {
+            observe(Some(obs));
+            let g = blocked();
+            tx.send(()).unwrap();
+            let mut rounds = 0u64;
+            while !g.canceled() {
+                g.round();
+                rounds += 1;
+                std::thread::yield_now();
+            }
+            drop(g);
+            let taken = take_cancel();
+            (rounds, taken, take_cancel(), blocked().canceled())
+        });
+        rx.recv().unwrap();
+        ctl.cancel();
+        let (_, taken, again, next_wait) = h.join().unwrap();
+        assert!(taken, "the cancel is taken once");
+        assert!(!again && !next_wait, "and then gone");
+        // No observer: nothing to cancel.
+        assert!(!blocked().canceled());
+        assert!(!take_cancel());
     }
 }

@@ -14,7 +14,8 @@
 //! transaction pays for it only when it waits.
 //!
 //! Every slice of a wait ([`ROUND`], or sooner when a lock of the bucket is released) is one wait
-//! round for the spec runner's observer ([`crate::txn::wait::Blocked::round`]).
+//! round for the spec runner's observer ([`crate::txn::wait::Blocked::round`]), and a wait the
+//! observer cancels ([`crate::txn::wait::Blocked::canceled`]) gives up at its next slice.
 
 use crate::txn::wait::{blocked, Blocked};
 use ordo_predicate::Config;
@@ -139,7 +140,8 @@ impl ordo_predicate::Waiter for Detect<'_> {
             return false;
         }
         blocked.round();
-        true
+        // The spec runner cancelling the wait (isolationtester's cancel): give up as on a timeout.
+        !blocked.canceled()
     }
 }
 

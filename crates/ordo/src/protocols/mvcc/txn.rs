@@ -333,7 +333,8 @@ impl<'w, M: Mode> MvccTx<'w, M> {
             if M::SSI && self.me.status() == DOOMED {
                 break Err(Abort::new(AbortReason::Unsafe));
             }
-            if self.waits_for_me(holder) || start.elapsed() > WAIT_LIMIT {
+            // A cancel (the spec runner's, as isolationtester's) gives up as the wait limit does.
+            if blocked.canceled() || self.waits_for_me(holder) || start.elapsed() > WAIT_LIMIT {
                 break Err(Abort::new(AbortReason::Deadlock));
             }
             // One more re-examination of the holder, still blocked (the spec runner's settle signal).
