@@ -252,6 +252,7 @@ impl<V: Variant> Protocol for Dibs<V> {
             ids: self.ids.lease(id),
             exec: crate::protocols::kit::inplace::InPlace::new(id, recording, true),
             plm: self.plm.begin(ordo_predicate::Isolation::Serializable),
+            restart_age: None,
         }
     }
 

@@ -29,6 +29,9 @@ pub struct DibsWorker {
     /// The lock manager's context, kept for all of this worker's transactions (its locks are all
     /// released between two of them).
     pub(super) plm: ordo_predicate::Txn,
+    /// The age of this worker's last program transaction if it gave up a wait: its restart keeps
+    /// it, so it grows older than newcomers and wins its next cycle (no victim starves).
+    pub(super) restart_age: Option<u64>,
 }
 
 impl DibsWorker {
@@ -75,7 +78,7 @@ impl<'w, V: Variant> DibsTx<'w, V> {
         let id = w.ids.next_id();
         let detect = match how {
             Waits::Session => Some(p.waits.session_age()),
-            Waits::Detect => Some(waits::age()),
+            Waits::Detect => Some(w.restart_age.take().unwrap_or_else(waits::age)),
             Waits::Timeout => None,
         };
         DibsTx {
@@ -206,6 +209,9 @@ impl<'w, V: Variant> DibsTx<'w, V> {
 
     #[cold]
     fn lock_failed(&mut self, e: PlmError, victim: bool) -> Abort {
+        if matches!(e, PlmError::Timeout) && self.detect.is_some_and(|a| a >= waits::PROGRAM) {
+            self.w.restart_age = self.detect;
+        }
         match e {
             PlmError::Timeout if victim => self.fail_detail(
                 AbortReason::Deadlock,

@@ -9,9 +9,10 @@
 //! (under contended YCSB the 10-ms timeout left the CPUs 97% idle). §3.1 leaves the method open
 //! ("the flexibility to choose the deadlock avoidance or detection method that best suits the
 //! workload"): waiters publish whom they wait for in a waits-for graph, and a waiter that finds
-//! itself on a cycle, and is the youngest transaction there (the one begun last), gives up — an
-//! `AbortReason::Deadlock` like the timeout's. Only waiting transactions are in the graph, so a
-//! transaction pays for it only when it waits.
+//! itself on a cycle, and is the youngest transaction there (the one begun last; a program's
+//! transaction restarted after giving up keeps its first age, so it cannot lose forever), gives
+//! up — an `AbortReason::Deadlock` like the timeout's. Only waiting transactions are in the graph,
+//! so a transaction pays for it only when it waits.
 //!
 //! Every slice of a wait ([`ROUND`], or sooner when a lock of the bucket is released) is one wait
 //! round for the spec runner's observer ([`crate::txn::wait::Blocked::round`]), and a wait the
@@ -38,8 +39,11 @@ struct Edge {
 /// begin, which no other worker's begin touches (ties are broken by the lock-manager id on a
 /// cycle). It is far above every interactive transaction's age ([`WaitsFor::session_age`]).
 pub fn age() -> u64 {
-    crate::txn::source::clock().raw() | 1 << 62
+    crate::txn::source::clock().raw() | PROGRAM
 }
+
+/// The bit every program transaction's age has and no session's does.
+pub const PROGRAM: u64 = 1 << 62;
 
 /// The waits-for graph of the transactions that wait now.
 #[derive(Debug, Default)]
