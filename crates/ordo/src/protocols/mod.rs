@@ -26,6 +26,7 @@ pub mod mvcc;
 pub mod nocc;
 pub mod partitioned;
 pub mod pwv;
+pub mod salt;
 pub mod silo;
 pub mod twopl;
 pub mod vll;
@@ -268,6 +269,9 @@ registry!(
     pwv::Pwv<pwv::Coarse>,
     ic3::Ic3Plain,
     ic3::Ic3Comm,
+    salt::SaltProtocol,
+    salt::SaltLocal,
+    salt::Acid2pl,
 );
 
 /// The names of every protocol.
