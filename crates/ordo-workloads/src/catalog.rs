@@ -18,7 +18,7 @@
 //! (`-w vll-range` takes `-w vll-micro`'s `--long`, `-w pwv-micro` its `--records`; `-w tpcc++`
 //! takes every `-w tpcc` option) by listing the same declaration.
 
-use crate::{pwv_micro, sibench, smallbank, tatp, tpcc, vll_micro, vll_range, ycsb};
+use crate::{pwv_micro, salt_micro, sibench, smallbank, tatp, tpcc, vll_micro, vll_range, ycsb};
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
 
@@ -165,6 +165,13 @@ catalog! {
         source: "Faleiro, Abadi, Hellerstein PVLDB 2017 (PWV), section 2.3 (Fig. 1)",
         options: pwv_micro::options::OPTIONS,
         build: pwv_micro::PwvMicro::from_settings,
+    },
+    SaltMicro(salt_micro::SaltMicro) {
+        name: "salt-micro",
+        summary: "Salt's microbenchmarks, writers BASE-ified one update per alkaline subtransaction (--variant ratio|position|rw)",
+        source: "Xie, PhD thesis 2016, section 3.6.3 (Figs. 3.10-3.12)",
+        options: salt_micro::options::OPTIONS,
+        build: salt_micro::SaltMicro::from_settings,
     },
     Tpcc(tpcc::Tpcc) {
         name: "tpcc",
