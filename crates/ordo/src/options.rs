@@ -30,6 +30,8 @@ pub enum ValueKind {
     Float { min: f64, max: f64 },
     /// Text the declaring code parses itself (`--mix no=45,p=43,…`).
     Text,
+    /// One of these words (`--salt-level rc`), kept as text.
+    Choice(&'static [&'static str]),
 }
 
 /// What the kind takes, in words: `a whole number from 1 to 1024`, `a number of at least 0`
@@ -39,6 +41,7 @@ impl fmt::Display for ValueKind {
         match *self {
             ValueKind::Flag => write!(f, "no value"),
             ValueKind::Text => write!(f, "text"),
+            ValueKind::Choice(words) => write!(f, "one of {}", words.join(", ")),
             ValueKind::Int { min, max: u64::MAX } => write!(f, "a whole number of at least {min}"),
             ValueKind::Int { min, max } => write!(f, "a whole number from {min} to {max}"),
             ValueKind::Float { min, max } if max == f64::INFINITY => {
@@ -126,6 +129,8 @@ impl OptionSpec {
         match self.kind {
             ValueKind::Flag => Ok(Value::Flag),
             ValueKind::Text => Ok(Value::Text(text.to_string())),
+            ValueKind::Choice(words) if words.contains(&text) => Ok(Value::Text(text.to_string())),
+            ValueKind::Choice(_) => Err(self.error(format!("takes {}, got `{text}`", self.kind))),
             ValueKind::Int { min, max } => match text.parse::<u64>() {
                 Ok(v) if (min..=max).contains(&v) => Ok(Value::Int(v)),
                 _ => Err(self.error(format!("takes {}, got `{text}`", self.kind))),
@@ -366,6 +371,15 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_choice_takes_one_of_its_words() {
+        const LEVEL: OptionSpec =
+            OptionSpec::new("level", "L", ValueKind::Choice(&["rc", "ser"]), "level");
+        assert_eq!(LEVEL.parse("ser").unwrap(), vec![Value::Text("ser".into())]);
+        let e = LEVEL.parse("si").unwrap_err().to_string();
+        assert!(e.contains("takes one of rc, ser, got `si`"), "{e}");
+    }
 
     const THETA: OptionSpec = OptionSpec::new(
         "theta",

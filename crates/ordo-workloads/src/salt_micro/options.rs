@@ -9,7 +9,7 @@ use ordo::options::{OptionSpec, Settings, ValueKind};
 pub const VARIANT: OptionSpec = OptionSpec::new(
     "variant",
     "V",
-    ValueKind::Text,
+    ValueKind::Choice(&["ratio", "position", "rw"]),
     "salt-micro: which of Salt's microbenchmarks (Xie 2016, §3.6.3): ratio (5 updates among \
      --contended-rows rows, Fig. 3.10), position (10 updates, one on a shared row with \
      --ops-after updates after it, Fig. 3.11; the default), rw (5 reads or 5 updates of 100 rows, \
@@ -96,11 +96,8 @@ mod tests {
         assert_eq!((w.config().variant, w.config().rows), (Variant::Ratio, 100));
         let w = SaltMicro::from_settings(&Settings::new(), Purpose::Bench).unwrap();
         assert_eq!(w.config().variant, Variant::Position);
-        let e = SaltMicro::from_settings(&given(&[(&VARIANT, "zipf")]), Purpose::Bench)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("takes ratio, position or rw"), "{e}");
+        let e = VARIANT.parse("zipf").unwrap_err().to_string();
+        assert!(e.contains("takes one of ratio, position, rw"), "{e}");
     }
 
     #[test]

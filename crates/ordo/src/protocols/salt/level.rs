@@ -26,7 +26,7 @@ use crate::protocols::ProtocolConfig;
 pub const LEVEL_KNOB: OptionSpec = OptionSpec::new(
     "salt-level",
     "LEVEL",
-    ValueKind::Text,
+    ValueKind::Choice(&["ru", "rc", "rr", "ser"]),
     "salt, salt-local, acid-2pl: the isolation level of ACID transactions (and the lock durations \
      of alkaline ones), Table 3.1: ru, rc, rr or ser. The thesis evaluates rc, the default.",
 )
@@ -65,8 +65,8 @@ impl Level {
         })
     }
 
-    /// The level of `config` ([`LEVEL_KNOB`], `rc` by default). Panics, naming the choices, on
-    /// anything else.
+    /// The level of `config` ([`LEVEL_KNOB`], `rc` by default; the knob's declaration admits
+    /// nothing else).
     pub fn of(config: &ProtocolConfig) -> Level {
         let text = config
             .knobs
