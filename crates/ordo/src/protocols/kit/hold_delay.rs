@@ -10,7 +10,10 @@
 //! threads than cores: the clients mostly sleep, as the thesis's clients mostly wait on the network.
 //!
 //! Both default to 0 (no sleep, no system call). Who honours them: `salt`, `salt-local`, `acid-2pl`
-//! (per operation; before an ACID commit and at the end of each alkaline subtransaction).
+//! (per operation; before an ACID commit and at the end of each alkaline subtransaction) and the
+//! lock-as-you-go 2PLs `2pl-nowait`, `2pl-waitdie`, `2pl-detect`, `2pl-table`, `2pl-table-detect`
+//! (per operation; before the commit). A protocol that does not lock as it goes (OCC, MVCC, the
+//! planning protocols) has no lock to hold across an operation's round trip and does not list them.
 
 use crate::options::{OptionSpec, ValueKind};
 use crate::protocols::ProtocolConfig;
@@ -24,8 +27,9 @@ pub const OP_DELAY_KNOB: OptionSpec = OptionSpec::new(
         min: 0,
         max: 10_000_000,
     },
-    "salt, salt-local, acid-2pl: sleep this long after each operation, its locks still held \
-     (emulates an operation's replication round trip; see protocols::kit::hold_delay).",
+    "salt, salt-local, acid-2pl, 2pl-nowait, 2pl-waitdie, 2pl-detect, 2pl-table, \
+     2pl-table-detect: sleep this long after each operation, its locks still held (emulates an \
+     operation's replication round trip; see protocols::kit::hold_delay).",
 )
 .default("0");
 
@@ -37,8 +41,9 @@ pub const COMMIT_DELAY_KNOB: OptionSpec = OptionSpec::new(
         min: 0,
         max: 10_000_000,
     },
-    "salt, salt-local, acid-2pl: sleep this long before a commit (of a transaction, or of an \
-     alkaline subtransaction) releases its locks (emulates a distributed commit).",
+    "salt, salt-local, acid-2pl, 2pl-nowait, 2pl-waitdie, 2pl-detect, 2pl-table, \
+     2pl-table-detect: sleep this long before a commit (of a transaction, or of an alkaline \
+     subtransaction) releases its locks (emulates a distributed commit).",
 )
 .default("0");
 

@@ -12,7 +12,7 @@
 //! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
 //! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned, twopl (ordered) |
 //! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl, salt |
-//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt |
+//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt, twopl (as-you-go) |
 //! | [`lock_manager`]  | the lock manager of ordered transactions: per-key FIFO queues      | deterministic, partitioned, range_locks |
 //! | [`scheduler`]     | what a lock manager fed transactions in one global order offers    | deterministic, partitioned |
 //! | [`counters`]      | VLL's C_X/C_S counters, colocated or arrayed                       | vll, deterministic (calvin-vll), partitioned |
