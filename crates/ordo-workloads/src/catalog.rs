@@ -18,7 +18,9 @@
 //! (`-w vll-range` takes `-w vll-micro`'s `--long`, `-w pwv-micro` its `--records`; `-w tpcc++`
 //! takes every `-w tpcc` option) by listing the same declaration.
 
-use crate::{pwv_micro, salt_micro, sibench, smallbank, tatp, tpcc, vll_micro, vll_range, ycsb};
+use crate::{
+    pwv_micro, salt_micro, sibench, smallbank, tatp, ticketing, tpcc, vll_micro, vll_range, ycsb,
+};
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
 
@@ -172,6 +174,13 @@ catalog! {
         source: "Xie, PhD thesis 2016, section 3.6.3 (Figs. 3.10-3.12)",
         options: salt_micro::options::OPTIONS,
         build: salt_micro::SaltMicro::from_settings,
+    },
+    Ticketing(ticketing::Ticketing) {
+        name: "ticketing",
+        summary: "ticket sales: one event, two categories of --seats seats; CreateOrder (80%, BASE-ified) and two views",
+        source: "Xie, PhD thesis 2016, section 3.6 (Fusion Ticket set-up)",
+        options: ticketing::options::OPTIONS,
+        build: ticketing::Ticketing::from_settings,
     },
     Tpcc(tpcc::Tpcc) {
         name: "tpcc",

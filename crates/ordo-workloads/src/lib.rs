@@ -10,6 +10,8 @@
 //! * [`ycsb`] — YCSB as DBx1000 and the VLL, PWV and DIBS papers configure it (Zipfian or hot-set keys).
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
+//! * [`ticketing`] — ticket sales after Salt's Fusion Ticket set-up (one event, two categories of
+//!   10,000 seats; create-order BASE-ified; no seat sold twice, counts match).
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
 //!
 //! Each declares its command-line options beside it (`<workload>/options.rs`), with its defaults for
@@ -27,6 +29,7 @@ pub mod salt_micro;
 pub mod sibench;
 pub mod smallbank;
 pub mod tatp;
+pub mod ticketing;
 pub mod tpcc;
 pub mod vll_micro;
 pub mod vll_range;
