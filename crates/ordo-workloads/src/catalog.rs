@@ -20,7 +20,8 @@
 //! takes every `-w tpcc` option) by listing the same declaration.
 
 use crate::{
-    pwv_micro, sibench, smallbank, subscriber_scan, tatp, tpcc, vll_micro, vll_range, ycsb,
+    pwv_micro, salt_micro, sibench, smallbank, subscriber_scan, tatp, ticketing, tpcc, vll_micro,
+    vll_range, ycsb,
 };
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
@@ -175,6 +176,20 @@ catalog! {
         source: "Faleiro, Abadi, Hellerstein PVLDB 2017 (PWV), section 2.3 (Fig. 1)",
         options: pwv_micro::options::OPTIONS,
         build: pwv_micro::PwvMicro::from_settings,
+    },
+    SaltMicro(salt_micro::SaltMicro) {
+        name: "salt-micro",
+        summary: "Salt's microbenchmarks, writers BASE-ified one update per alkaline subtransaction (--variant ratio|position|rw)",
+        source: "Xie, PhD thesis 2016, section 3.6.3 (Figs. 3.10-3.12)",
+        options: salt_micro::options::OPTIONS,
+        build: salt_micro::SaltMicro::from_settings,
+    },
+    Ticketing(ticketing::Ticketing) {
+        name: "ticketing",
+        summary: "ticket sales: one event, two categories of --seats seats; CreateOrder (80%, BASE-ified) and two views",
+        source: "Xie, PhD thesis 2016, section 3.6 (Fusion Ticket set-up)",
+        options: ticketing::options::OPTIONS,
+        build: ticketing::Ticketing::from_settings,
     },
     Tpcc(tpcc::Tpcc) {
         name: "tpcc",

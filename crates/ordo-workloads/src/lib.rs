@@ -5,9 +5,13 @@
 //! * [`vll_range`] — the VLL paper's range micro-benchmark (one range per transaction; Fig. 15, VLLR vs VLL).
 //! * [`pwv_micro`] — the PWV paper's write-visibility micro-benchmark (1 hot + 9 cold, the hot update
 //!   moved from last to first; Fig. 1).
+//! * [`salt_micro`] — Salt's three microbenchmarks (contention ratio, contention position,
+//!   read/write ratio; Xie 2016 §3.6.3), writers BASE-ified one update per alkaline subtransaction.
 //! * [`ycsb`] — YCSB as DBx1000 and the VLL, PWV and DIBS papers configure it (Zipfian or hot-set keys).
 //! * [`smallbank`] — SmallBank as the SSI thesis runs it (§2.8, §5.1): the write-skew-prone banking mix.
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
+//! * [`ticketing`] — ticket sales after Salt's Fusion Ticket set-up (one event, two categories of
+//!   10,000 seats; create-order BASE-ified; no seat sold twice, counts match).
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
 //! * [`subscriber_scan`] — DIBS's SubscriberScan: reads and updates of the rows a disjunctive
 //!   predicate on TATP's subscriber names (§4.1).
@@ -23,10 +27,12 @@ pub mod inspect;
 pub mod ledger;
 pub mod purpose;
 pub mod pwv_micro;
+pub mod salt_micro;
 pub mod sibench;
 pub mod smallbank;
 pub mod subscriber_scan;
 pub mod tatp;
+pub mod ticketing;
 pub mod tpcc;
 pub mod vll_micro;
 pub mod vll_range;

@@ -1,5 +1,5 @@
-//! SmallBank, SIBENCH, TATP, the VLL range micro-benchmark and the PWV write-visibility
-//! micro-benchmark under every registered protocol,
+//! SmallBank, SIBENCH, TATP, the VLL range micro-benchmark, the PWV write-visibility
+//! micro-benchmark, Salt's microbenchmarks and ticketing under every registered protocol,
 //! contended and multi-threaded, with the history recorded and judged by the checker: serializable
 //! protocols produce no anomaly and keep each workload's invariants; `nocc` breaks them (so the
 //! checks can fail).
@@ -8,9 +8,11 @@ use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig, Workload};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
 use ordo_workloads::pwv_micro::{PwvMicro, PwvMicroConfig};
+use ordo_workloads::salt_micro::{SaltMicro, SaltMicroConfig, Variant};
 use ordo_workloads::sibench::{SiBench, SiBenchConfig};
 use ordo_workloads::smallbank::{SmallBank, SmallBankConfig};
 use ordo_workloads::tatp::{Tatp, TatpConfig};
+use ordo_workloads::ticketing::{Ticketing, TicketingConfig};
 use ordo_workloads::vll_range::{VllRange, VllRangeConfig};
 
 struct Run<'a, W> {
@@ -199,4 +201,60 @@ fn pwv_micro_is_serializable_and_its_hot_record_counts_every_commit_under_every_
 fn pwv_micro_under_nocc_loses_updates_or_serializability() {
     let seen = nocc_breaks(&pwv_micro_small(9), 20_000);
     assert!(!seen.is_empty(), "nocc never broke pwv-micro");
+}
+
+/// Salt's contention-ratio microbenchmark on 20 rows (every transaction updates 5 of them) and
+/// ticketing with 500 seats a category (it sells out mid-run): BASE-ified programs, which every
+/// protocol but `salt`/`salt-local` runs as ACID.
+fn salt_micro_small() -> SaltMicro {
+    SaltMicro::new(SaltMicroConfig {
+        variant: Variant::Ratio,
+        rows: 20,
+        ..SaltMicroConfig::default()
+    })
+    .unwrap()
+}
+
+fn ticketing_small() -> Ticketing {
+    Ticketing::new(TicketingConfig { seats: 500 }).unwrap()
+}
+
+#[test]
+fn salt_micro_and_ticketing_are_serializable_and_keep_their_invariants_under_every_serializable_protocol(
+) {
+    serializable_everywhere(&salt_micro_small(), 2_000, 1_000);
+    serializable_everywhere(&ticketing_small(), 2_000, 500);
+}
+
+/// `salt`, `salt-local` and `acid-2pl` at `--salt-level ser`: the history of ACID transactions and
+/// alkaline subtransactions is serializable and the invariants hold, on both BASE-ified workloads.
+#[test]
+fn salt_micro_and_ticketing_under_the_salt_protocols_at_serializable() {
+    fn at_ser<W: Workload>(w: &W) {
+        for name in ["salt", "salt-local", "acid-2pl"] {
+            let cfg = VerifyConfig {
+                protocol: ProtocolConfig {
+                    lock_wait_timeout: std::time::Duration::from_millis(5),
+                    ..ProtocolConfig::with_threads(4)
+                }
+                .with_knob(&ordo::protocols::salt::LEVEL_KNOB, "ser")
+                .unwrap(),
+                txns: 2_000,
+                seed: 17,
+                prefetch: true,
+            };
+            let v = protocols::with_protocol(
+                name,
+                Run {
+                    workload: w,
+                    cfg: &cfg,
+                },
+            )
+            .unwrap();
+            assert!(v.report.anomalies.is_empty(), "{name}: {}", v.report);
+            assert_eq!(v.invariants, Ok(()), "{name}: invariants");
+        }
+    }
+    at_ser(&salt_micro_small());
+    at_ser(&ticketing_small());
 }

@@ -27,6 +27,7 @@ pub mod mvcc;
 pub mod nocc;
 pub mod partitioned;
 pub mod pwv;
+pub mod salt;
 pub mod silo;
 pub mod twopl;
 pub mod vll;
@@ -271,6 +272,9 @@ registry!(
     ic3::Ic3Comm,
     dibs::Dibs<dibs::Full>,
     dibs::Dibs<dibs::Naive>,
+    salt::SaltProtocol,
+    salt::SaltLocal,
+    salt::Acid2pl,
 );
 
 /// The names of every protocol.

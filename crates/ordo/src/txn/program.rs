@@ -229,6 +229,31 @@ pub trait Program {
         false
     }
 
+    /// Whether this program is a **BASE transaction** (Salt, Xie 2016 Ch. 3), and where its
+    /// **alkaline subtransactions** begin: appends the piece indices, ascending and each in
+    /// `1..pieces()`, at which a new alkaline subtransaction starts (the first always starts at piece
+    /// 0). Appending none — the default — keeps the program an **ACID** transaction, which is what
+    /// every protocol but `salt`/`salt-local` runs it as anyway.
+    ///
+    /// A workload BASE-ifies a transaction by marking boundaries here, not by writing it twice: the
+    /// pieces are the same for every protocol. Under `salt` the BASE transaction is **accepted** once
+    /// its first alkaline subtransaction commits; from then on it always commits: a later alkaline
+    /// subtransaction that the protocol aborts (a lock wait timed out) is rolled back and run again,
+    /// and one that fails by its own logic or data is rolled back and handed to
+    /// [`Self::alkaline_failed`]. Each alkaline subtransaction's pieces therefore may run more than
+    /// once, and must not rely on outputs of an attempt that failed.
+    fn alkaline_starts(&self, _out: &mut Vec<usize>) {}
+
+    /// The **exception handler** of alkaline subtransaction `sub` (numbered from 0 in the order of
+    /// [`Self::alkaline_starts`]; always ≥ 1, since a failure of the first one aborts the whole BASE
+    /// transaction before it was accepted), called after the subtransaction's writes were rolled
+    /// back, with the abort that failed it. The handler may change the program's own state (for
+    /// the later subtransactions to compensate) and says how the BASE transaction goes on. Default:
+    /// [`AfterFailure::End`].
+    fn alkaline_failed(&mut self, _sub: usize, _abort: &super::error::Abort) -> AfterFailure {
+        AfterFailure::End
+    }
+
     /// The wait for **remote reads** this attempt still has ahead of it, taken over by the protocol.
     ///
     /// A workload that simulates a partitioned deployment's network (`vll-micro --remote-wait`) makes a
@@ -241,6 +266,17 @@ pub trait Program {
     fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
         None
     }
+}
+
+/// How an accepted BASE transaction goes on after one of its alkaline subtransactions failed
+/// ([`Program::alkaline_failed`]): it commits either way (an accepted BASE transaction never rolls
+/// back), with or without its later subtransactions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Go on with the next alkaline subtransaction.
+    Continue,
+    /// End the BASE transaction here: what committed so far stays.
+    End,
 }
 
 /// A program's simulated remote-read round trip ([`Program::take_remote_wait`]): paid once per

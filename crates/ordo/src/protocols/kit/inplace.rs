@@ -232,6 +232,13 @@ impl InPlace {
         RowRef::new(t.schema(), &self.buf)
     }
 
+    /// The image buffer as a row of `t`: what the last [`Self::read`] of `t` read, handed out after
+    /// the caller did something between the read and the hand-out (Salt releases a short-term lock).
+    #[inline]
+    pub fn last_image<'s, M: Default + Send + Sync>(&'s self, t: &'s Table<M>) -> RowRef<'s> {
+        RowRef::new(t.schema(), &self.buf[..t.schema().row_words()])
+    }
+
     /// Read-modify-write of `cols` of present record `rid`: `f` changes the image, the columns it wrote
     /// are undo-logged, written in place and stamped with the version word `how` installs (if it wrote any).
     #[inline]

@@ -21,6 +21,8 @@
 //! * **Conversion** (upgrade S → X): a transaction holding S that asks for X is converted in place if it
 //!   is the only granted holder; otherwise the conversion is pending and has priority over every
 //!   waiting request (it is granted as soon as the other holders leave).
+//! * **downgrade(owner, record, mode)**: a granted request keeps a weaker mode its own covers (X
+//!   kept as S; Salt's alkaline locks turned saline), and the waiters it no longer blocks are granted.
 //! * **unlock(owner, record)**: latch the bucket, remove the owner's request from the queue, then grant
 //!   from the front of the queue: the pending conversion if it has become possible, then waiting
 //!   requests in arrival order as long as each is compatible with the group (the first one that is not
@@ -472,6 +474,31 @@ impl<M: LockModes> LockTable<M> {
         chain.reclaim(i);
     }
 
+    /// Downgrades `owner`'s granted request on `(table, rid)` to `mode`, a mode its current one
+    /// covers (an X lock kept as S; Salt's alkaline lock turned saline at the end of its
+    /// subtransaction), and grants the waiters the weaker mode no longer blocks. Returns `false`,
+    /// changing nothing, if the owner holds no granted request there, or a request its mode does
+    /// not cover, or one converting.
+    pub fn downgrade(&self, owner: Owner, table: TableId, rid: RowId, mode: M) -> bool {
+        let mut chain = self.bucket(table, rid).lock();
+        let Some((i, p)) = chain.request_of(table, rid, owner) else {
+            return false;
+        };
+        let head = &mut chain.heads[i];
+        let r = head.queue[p];
+        if !r.granted || r.converting || !r.mode.covers(mode) {
+            return false;
+        }
+        if r.mode != mode {
+            head.ungrant(r.mode);
+            head.grant(mode);
+            head.queue[p].mode = mode;
+            head.queue[p].target = mode;
+            head.grant_waiters();
+        }
+        true
+    }
+
     /// Lock heads in use over all buckets (tests: 0 once every lock was released).
     pub fn heads_in_use(&self) -> usize {
         self.buckets.iter().map(|b| b.0.lock().heads.len()).sum()
@@ -724,6 +751,31 @@ mod tests {
         assert_eq!(t.poll(3, 0, 1, X), Poll::Granted);
         assert_eq!(t.poll(4, 0, 1, S), Poll::Waiting(1 << 3));
         assert_eq!(t.poll(5, 0, 2, X), Poll::Granted, "converted");
+    }
+
+    #[test]
+    fn a_downgrade_keeps_the_weaker_lock_and_grants_the_waiters_it_no_longer_blocks() {
+        let t = LockTable::new(8);
+        assert_eq!(t.lock(1, 0, 1, X, true), Granted);
+        assert_eq!(t.lock(2, 0, 1, S, true), Waiting);
+        assert_eq!(t.lock(3, 0, 1, X, true), Waiting);
+        assert!(
+            !t.downgrade(2, 0, 1, S),
+            "a waiting request is not downgraded"
+        );
+        assert!(t.downgrade(1, 0, 1, S));
+        assert!(t.is_granted(1, 0, 1, S) && !t.is_granted(1, 0, 1, X));
+        assert!(t.is_granted(2, 0, 1, S), "the reader joins");
+        assert!(
+            !t.is_granted(3, 0, 1, X),
+            "the writer still waits for both readers"
+        );
+        assert!(!t.downgrade(1, 0, 1, X), "S does not cover X");
+        t.unlock(1, 0, 1);
+        t.unlock(2, 0, 1);
+        assert!(t.is_granted(3, 0, 1, X));
+        t.unlock(3, 0, 1);
+        assert_eq!((t.heads_in_use(), t.requests()), (0, 0));
     }
 
     #[test]

@@ -6,12 +6,13 @@
 //!
 //! | file              | what it is                                                        | who uses it |
 //! |-------------------|-------------------------------------------------------------------|-------------|
-//! | [`inplace`]       | the in-place executor: rows written in place, undo log, recording  | nocc, twopl, vll, deterministic, partitioned, dibs (reads: silo, mvcc) |
+//! | [`inplace`]       | the in-place executor: rows written in place, undo log, recording  | nocc, twopl, vll, deterministic, partitioned, dibs, salt (reads: silo, mvcc) |
 //! | [`lock_request`]  | a transaction's lock requests (record, mode), normalized           | vll, deterministic, partitioned |
 //! | [`plan`]          | a program's whole access set before it runs, as key locks          | vll, deterministic, partitioned, pwv, twopl (ordered) |
 //! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
 //! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned, twopl (ordered) |
-//! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl |
+//! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl, salt |
+//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt, twopl (as-you-go) |
 //! | [`lock_manager`]  | the lock manager of ordered transactions: per-key FIFO queues      | deterministic, partitioned, range_locks |
 //! | [`scheduler`]     | what a lock manager fed transactions in one global order offers    | deterministic, partitioned |
 //! | [`counters`]      | VLL's C_X/C_S counters, colocated or arrayed                       | vll, deterministic (calvin-vll), partitioned |
@@ -32,6 +33,7 @@ pub mod aimd;
 pub mod barrier;
 pub mod counters;
 pub mod exec;
+pub mod hold_delay;
 pub mod inplace;
 pub mod latch;
 pub mod lock_manager;

@@ -110,6 +110,10 @@
 //! | ordered locking: plan, lock in order, run under the locks | [`ordered`], [`lock_order`] |
 //! | its fair reader-writer lock word; unit locks in stripes | kit's [`ticket`](crate::protocols::kit::ticket), [`stripes`] |
 //!
+//! `--op-delay-us` and `--commit-delay-us` ([`crate::protocols::kit::hold_delay`]) are slept with
+//! the locks held, after each operation and before the commit releases them, by the five
+//! lock-as-you-go protocols (not by `2pl-ordered` and `locking-coarse`).
+//!
 //! Recording for the checker: reads record the version word read while holding the lock; each install
 //! records the word it swapped out.
 
@@ -140,6 +144,8 @@ pub use table_nowait::TableNoWait;
 pub use txn::{TwoPlTx, TwoPlWorker};
 pub use waitdie::WaitDie;
 
+use crate::options::OptionSpec;
+use crate::protocols::kit::hold_delay::{HoldDelay, COMMIT_DELAY_KNOB, OP_DELAY_KNOB};
 use crate::protocols::{Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::{Database, RowId, TableId};
 use crate::txn::{AbortReason, IdLedger, Recorder};
@@ -148,6 +154,10 @@ use std::sync::Arc;
 /// Where 2PL and its deadlock policies come from.
 pub const PAPER: &str = "Eswaran et al. 1976; Bernstein, Hadzilacos, Goodman 1987; Rosenkrantz et al. 1978 (wait-die); \
 DBx1000 (Yu et al., VLDB 2014) NO_WAIT / WAIT_DIE / DL_DETECT";
+
+/// The knobs of the lock-as-you-go 2PLs: the lock hold-time emulation (`--op-delay-us`,
+/// `--commit-delay-us`, slept after each operation and before the commit releases, locks held).
+pub const KNOBS: &[&OptionSpec] = &[&OP_DELAY_KNOB, &COMMIT_DELAY_KNOB];
 
 /// A record a lock is on: its table and row slot.
 pub type Record = (TableId, RowId);
@@ -211,6 +221,8 @@ pub trait Policy: Send + Sync + Sized + 'static {
 pub struct TwoPl<V: Policy> {
     pub(super) db: Database<V::Lock>,
     pub(super) shared: V::Shared,
+    /// `--op-delay-us`, `--commit-delay-us`: lock hold time slept (see the kit's `hold_delay`).
+    pub(super) delay: HoldDelay,
     ids: Arc<IdLedger>,
 }
 
@@ -226,6 +238,7 @@ impl<V: Policy> Protocol for TwoPl<V> {
         TwoPl {
             db,
             shared: V::shared(config),
+            delay: HoldDelay::of(config),
             ids: IdLedger::new(),
         }
     }

@@ -22,7 +22,7 @@ impl Policy for NoWait {
         paper: super::PAPER,
         isolation: Isolation::Serializable,
         interactive: Interactive::Concurrent,
-        knobs: &[],
+        knobs: super::KNOBS,
     };
 
     fn shared(_config: &ProtocolConfig) {}

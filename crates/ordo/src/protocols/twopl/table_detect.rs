@@ -102,7 +102,7 @@ impl Policy for TableDetect {
         paper: "Gray & Reuter 1993 (lock manager); Ren, Thomson, Abadi, VLDB J. 2015 (VLL's 2PL baseline, Fig. 8)",
         isolation: Isolation::Serializable,
         interactive: Interactive::Concurrent,
-        knobs: &[],
+        knobs: super::KNOBS,
     };
     /// Workers are bits of the waits-for graph's and the owner sets' 63-bit words.
     const MAX_WORKERS: usize = super::lock::MAX_OWNER_WORKERS as usize;

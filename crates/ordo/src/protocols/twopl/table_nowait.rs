@@ -36,7 +36,7 @@ impl Policy for TableNoWait {
         paper: "Gray & Reuter 1993 (lock manager); Ren, Thomson, Abadi, VLDB J. 2015 (VLL's 2PL baseline)",
         isolation: Isolation::Serializable,
         interactive: Interactive::Concurrent,
-        knobs: &[],
+        knobs: super::KNOBS,
     };
 
     fn shared(_config: &ProtocolConfig) -> LockTable {

@@ -165,6 +165,7 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
         if let Err(r) = self.lock(t, rid, mode) {
             return Err(self.fail(r));
         }
+        self.p.delay.after_op();
         Ok((rid, t.version(rid).load(Ordering::Acquire)))
     }
 
@@ -261,6 +262,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
             }
         }
         self.w.exec.insert(t, key, rid, Install::Swap(self.id), f);
+        self.p.delay.after_op();
         Ok(())
     }
 
@@ -329,6 +331,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
             }
             let Some(k) = key.filter(|&k| k <= hi) else {
                 self.w.exec.rec.scan(table, lo, hi);
+                self.p.delay.after_op();
                 return Ok(());
             };
             prev = Some(k);
@@ -340,6 +343,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
             if !f(k, self.w.exec.scan_row(t, k, rid, v, cols)) {
                 // Stopped early: the range protected ends at this key; no next-key lock needed.
                 self.w.exec.rec.scan(table, lo, k);
+                self.p.delay.after_op();
                 return Ok(());
             }
         }
@@ -347,6 +351,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
 
     fn commit(mut self) -> TxResult<()> {
         self.check_live()?;
+        self.p.delay.before_release();
         self.finish(true, false);
         Ok(())
     }

@@ -38,7 +38,7 @@ impl Policy for WaitDie {
         paper: super::PAPER,
         isolation: Isolation::Serializable,
         interactive: Interactive::Concurrent,
-        knobs: &[],
+        knobs: super::KNOBS,
     };
     /// Workers are bits of the waits-for graph's and the owner sets' 63-bit words.
     const MAX_WORKERS: usize = super::lock::MAX_OWNER_WORKERS as usize;
