@@ -7,12 +7,12 @@
 //! category, seat) and `customer` (1,000 rows: orders placed, money spent).
 //!
 //! Transactions (a subset of Fusion Ticket's 11 that book or look at tickets):
-//! * **CreateOrder** (80%): a customer buys a seat of a category. Pieces: read the customer; take
-//!   the category's next seat (the contended row: every order of the category updates it; sold out
-//!   is a user abort); mark the seat sold to the order; insert the order; add it to the customer.
-//!   BASE-ified with the seat hand-out (pieces 0–1) as the first alkaline subtransaction — once
-//!   it commits the order is accepted and the seat is the customer's — and each later piece its own
-//!   alkaline subtransaction. `salt` holds the category row's exclusive lock for the hand-out only;
+//! * **CreateOrder** (80%): a customer buys a seat of a category. Pieces: take the category's next
+//!   seat (the contended row: every order of the category updates it; sold out is a user abort);
+//!   mark the seat sold to the order; insert the order; add it to the customer. BASE-ified with the
+//!   seat hand-out (piece 0, one record: local under `salt-local`) as the first alkaline
+//!   subtransaction — once it commits the order is accepted and the seat is the customer's — and
+//!   each later piece its own alkaline subtransaction. `salt` holds the category row's exclusive lock for the hand-out only;
 //!   `acid-2pl` (and every other protocol) to the end of the order.
 //! * **ViewEvent** (10%, ACID): both categories' seats sold.
 //! * **ViewCustomer** (10%, ACID): a customer's orders and spending.
@@ -127,7 +127,7 @@ impl Program for TicketTxn {
     }
     fn pieces(&self) -> usize {
         match self.kind {
-            Kind::CreateOrder => 5,
+            Kind::CreateOrder => 4,
             Kind::ViewEvent => CATEGORIES as usize,
             Kind::ViewCustomer => 1,
         }
@@ -135,41 +135,39 @@ impl Program for TicketTxn {
     fn declare(&self, piece: usize, out: &mut Vec<Access>) {
         let all = ColumnSet::ALL;
         match (self.kind, piece) {
-            (Kind::CreateOrder, 0) | (Kind::ViewCustomer, _) => {
-                out.push(Access::read(CUSTOMER, self.customer, all))
-            }
-            (Kind::CreateOrder, 1) => out.push(Access::update(CATEGORY, self.category, all, all)),
-            (Kind::CreateOrder, 2) => {
+            (Kind::ViewCustomer, _) => out.push(Access::read(CUSTOMER, self.customer, all)),
+            (Kind::CreateOrder, 0) => out.push(Access::update(CATEGORY, self.category, all, all)),
+            (Kind::CreateOrder, 1) => {
                 let seat = self.category * self.seats + self.seat.unwrap_or(0);
                 out.push(Access::update(SEAT, seat, all, all));
             }
-            (Kind::CreateOrder, 3) => out.push(Access::insert(ORDERS, self.order)),
+            (Kind::CreateOrder, 2) => out.push(Access::insert(ORDERS, self.order)),
             (Kind::CreateOrder, _) => out.push(Access::update(CUSTOMER, self.customer, all, all)),
             (Kind::ViewEvent, c) => out.push(Access::read(CATEGORY, c as u64, all)),
         }
     }
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if self.kind == Kind::CreateOrder && piece >= 2 {
-            out.push(1);
+        if self.kind == Kind::CreateOrder && piece >= 1 {
+            out.push(0);
         }
     }
     fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        // The seat is the one piece 1 hands out.
-        if self.kind == Kind::CreateOrder && piece == 2 {
-            out.push(1);
+        // The seat is the one piece 0 hands out.
+        if self.kind == Kind::CreateOrder && piece == 1 {
+            out.push(0);
         }
     }
     fn commit_point(&self) -> Option<usize> {
-        (self.kind == Kind::CreateOrder).then_some(2)
+        (self.kind == Kind::CreateOrder).then_some(3)
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         match (self.kind, piece) {
-            (Kind::CreateOrder, 0) | (Kind::ViewCustomer, _) => {
+            (Kind::ViewCustomer, _) => {
                 if tx.get(CUSTOMER, self.customer, ColumnSet::ALL)?.is_none() {
                     return Err(Abort::user("no such customer"));
                 }
             }
-            (Kind::CreateOrder, 1) => {
+            (Kind::CreateOrder, 0) => {
                 let seats = self.seats as i64;
                 let got = tx
                     .update(CATEGORY, self.category, ColumnSet::ALL, |r| {
@@ -188,8 +186,8 @@ impl Program for TicketTxn {
                 self.seat = Some(seat);
                 self.price = price;
             }
-            (Kind::CreateOrder, 2) => {
-                let key = self.category * self.seats + self.seat.expect("piece 1 ran");
+            (Kind::CreateOrder, 1) => {
+                let key = self.category * self.seats + self.seat.expect("piece 0 ran");
                 let order = self.order as i64;
                 let free = tx
                     .update(SEAT, key, ColumnSet::one(ORDER_ID), |r| {
@@ -204,11 +202,11 @@ impl Program for TicketTxn {
                     return Err(Abort::user("seat already sold"));
                 }
             }
-            (Kind::CreateOrder, 3) => {
+            (Kind::CreateOrder, 2) => {
                 let (c, k, s) = (
                     self.customer,
                     self.category,
-                    self.seat.expect("piece 1 ran"),
+                    self.seat.expect("piece 0 ran"),
                 );
                 tx.insert(ORDERS, self.order, |r| {
                     r.set_int(O_CUSTOMER, c as i64);
@@ -218,10 +216,13 @@ impl Program for TicketTxn {
             }
             (Kind::CreateOrder, _) => {
                 let price = self.price;
-                tx.update(CUSTOMER, self.customer, ColumnSet::ALL, |r| {
+                let found = tx.update(CUSTOMER, self.customer, ColumnSet::ALL, |r| {
                     r.set_int(C_ORDERS, r.int(C_ORDERS) + 1);
                     r.set_int(C_SPENT, r.int(C_SPENT) + price);
                 })?;
+                if found.is_none() {
+                    return Err(Abort::user("no such customer"));
+                }
             }
             (Kind::ViewEvent, c) => {
                 tx.get(CATEGORY, c as u64, ColumnSet::one(SOLD))?;
@@ -229,11 +230,11 @@ impl Program for TicketTxn {
         }
         Ok(())
     }
-    /// CreateOrder: the seat hand-out (pieces 0–1) is the first alkaline subtransaction, each
-    /// later piece its own.
+    /// CreateOrder: the seat hand-out (piece 0) is the first alkaline subtransaction, each later
+    /// piece its own.
     fn alkaline_starts(&self, out: &mut Vec<usize>) {
         if self.kind == Kind::CreateOrder {
-            out.extend([2, 3, 4]);
+            out.extend([1, 2, 3]);
         }
     }
 }

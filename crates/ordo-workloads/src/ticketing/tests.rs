@@ -68,6 +68,6 @@ fn create_order_is_base_with_the_seat_hand_out_first() {
     }
     let mut starts = Vec::new();
     p.alkaline_starts(&mut starts);
-    assert_eq!(starts, vec![2, 3, 4]);
+    assert_eq!(starts, vec![1, 2, 3]);
     assert_eq!(p.order >> 32, 1, "worker 0's orders");
 }
