@@ -372,15 +372,6 @@ impl Settings {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_choice_takes_one_of_its_words() {
-        const LEVEL: OptionSpec =
-            OptionSpec::new("level", "L", ValueKind::Choice(&["rc", "ser"]), "level");
-        assert_eq!(LEVEL.parse("ser").unwrap(), vec![Value::Text("ser".into())]);
-        let e = LEVEL.parse("si").unwrap_err().to_string();
-        assert!(e.contains("takes one of rc, ser, got `si`"), "{e}");
-    }
-
     const THETA: OptionSpec = OptionSpec::new(
         "theta",
         "θ",
