@@ -313,9 +313,10 @@ impl InPlace {
         scan_unlocked(t, lo, hi, cols, &mut self.rec, &mut self.buf, f);
     }
 
-    /// A scan of the whole of ordered table `t` that keeps only the rows `keep` accepts (a predicate over the row's
-    /// columns `filter`, read first; `f` sees `cols` of the rows kept), with no concurrency control of its own:
-    /// the caller's lock covers the rows the predicate names (DIBS's predicate locks). `rec` gets a
+    /// A scan of the whole of ordered table `t` that keeps only the rows `keep` accepts (a predicate
+    /// over the row's columns `filter`, read first; `f` sees `cols` of the rows kept), with no
+    /// concurrency control of its own: the caller's lock covers the rows the predicate names
+    /// (DIBS's predicate locks). `rec` gets a
     /// read of each row kept, and nothing else: rows `keep` refuses were never part of the
     /// request's result, and recording them — or the walked key range as a predicate read, which
     /// the checker judges key by key — would add anti-dependencies on writers the predicate lock
