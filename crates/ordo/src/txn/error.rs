@@ -116,6 +116,16 @@ impl Abort {
     }
 }
 
+/// Fails with `aborted`'s reason if an earlier call aborted the transaction: what every call of a
+/// transaction handle checks first (the handle keeps `Some(reason)` once a call failed).
+#[inline]
+pub fn check_live(aborted: Option<AbortReason>) -> TxResult<()> {
+    match aborted {
+        None => Ok(()),
+        Some(r) => Err(Abort::with_detail(r, "the transaction was already aborted")),
+    }
+}
+
 impl From<AbortReason> for Abort {
     fn from(r: AbortReason) -> Self {
         Abort::new(r)

@@ -11,7 +11,7 @@ pub mod source;
 pub mod wait;
 
 pub use api::Tx;
-pub use error::{Abort, AbortReason, TxResult};
+pub use error::{check_live, Abort, AbortReason, TxResult};
 pub use program::{
     prefetch_accesses, prefetch_declared, prefetch_index_entries, refuse_write, run_pieces, Access,
     AccessKind, AfterFailure, ConflictUnits, Program, RemoteWait, Target,

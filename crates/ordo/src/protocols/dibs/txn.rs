@@ -17,7 +17,7 @@ use crate::check::TxnId;
 use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::predicate::{self, Predicate};
-use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{check_live, refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use ordo_predicate::{ColumnSet as PredColumns, Error as PlmError, Request, StatementKind};
 use std::sync::atomic::Ordering;
 
@@ -95,15 +95,6 @@ impl<'w, V: Variant> DibsTx<'w, V> {
     /// Predicate locks the transaction holds (tests, diagnostics).
     pub fn locks_held(&self) -> usize {
         self.w.plm.held()
-    }
-
-    /// Fails if an earlier call aborted the transaction.
-    #[inline]
-    fn check_live(&self) -> TxResult<()> {
-        match self.aborted {
-            None => Ok(()),
-            Some(r) => Err(Abort::with_detail(r, "the transaction was already aborted")),
-        }
     }
 
     /// Aborts now (undo, release) and returns the abort to hand to the caller.
@@ -233,7 +224,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
     }
 
     fn get(&mut self, table: TableId, k: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         if !t.is_read_only() {
             self.lock(table, GET, &[key(k)])?;
@@ -248,7 +239,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         self.lock(table, UPDATE, &[key(k)])?;
@@ -260,7 +251,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
     }
 
     fn insert(&mut self, table: TableId, k: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         self.lock(table, INSERT, &[key(k)])?;
@@ -275,7 +266,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
     }
 
     fn delete(&mut self, table: TableId, k: u64) -> TxResult<bool> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         self.lock(table, DELETE, &[key(k)])?;
@@ -302,7 +293,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         cols: ColumnSet,
         f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.ordered(t)?;
         if lo > hi {
@@ -328,7 +319,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         cols: ColumnSet,
         f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.ordered(t)?;
         if !t.is_read_only() {
@@ -356,7 +347,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         cols: ColumnSet,
         mut f: impl FnMut(&mut RowMut<'_>),
     ) -> TxResult<u64> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         self.ordered(t)?;
@@ -386,7 +377,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
     }
 
     fn commit(mut self) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         self.finish(true);
         Ok(())
     }

@@ -21,7 +21,8 @@ use super::lock_request::{find, LockRequest, Mode};
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{
-    refuse_write, Abort, AbortReason, Access, ConflictUnits, Recorder, Target, Tx, TxResult, TxnIds,
+    check_live, refuse_write, Abort, AbortReason, Access, ConflictUnits, Recorder, Target, Tx,
+    TxResult, TxnIds,
 };
 use std::sync::atomic::Ordering;
 
@@ -192,9 +193,7 @@ impl<'a, M: Default + Send + Sync> ExecTx<'a, M> {
 
     #[inline]
     fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<()> {
-        if let Some(r) = self.aborted {
-            return Err(Abort::with_detail(r, "the transaction was already aborted"));
-        }
+        check_live(self.aborted)?;
         let db = self.db;
         let t = db.table(table);
         if t.is_read_only() {
@@ -341,9 +340,7 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
         cols: ColumnSet,
         f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        if let Some(r) = self.aborted {
-            return Err(Abort::with_detail(r, "the transaction was already aborted"));
-        }
+        check_live(self.aborted)?;
         let t = self.db.table(table);
         if !t.is_ordered() {
             self.fail(AbortReason::InvalidData);
@@ -363,9 +360,7 @@ impl<M: Default + Send + Sync> Tx for ExecTx<'_, M> {
     }
 
     fn commit(mut self) -> TxResult<()> {
-        if let Some(r) = self.aborted {
-            return Err(Abort::with_detail(r, "the transaction was already aborted"));
-        }
+        check_live(self.aborted)?;
         self.finish(true);
         Ok(())
     }

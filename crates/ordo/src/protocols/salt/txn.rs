@@ -28,7 +28,7 @@ use crate::check::TxnId;
 use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::protocols::kit::lock_table::{Outcome, Owner};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT, SUPREMUM};
-use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{check_live, refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -145,14 +145,6 @@ impl<'w, K: Kind> SaltTx<'w, K> {
     /// Marks the running alkaline subtransaction local (§3.5).
     pub(super) fn set_local(&mut self, local: bool) {
         self.local = local;
-    }
-
-    #[inline]
-    fn check_live(&self) -> TxResult<()> {
-        match self.aborted {
-            None => Ok(()),
-            Some(r) => Err(Abort::with_detail(r, "the transaction was already aborted")),
-        }
     }
 
     /// A failing call: rolls back (everything, or the running alkaline subtransaction of an
@@ -406,7 +398,7 @@ impl<'w, K: Kind> SaltTx<'w, K> {
     /// undo log is emptied), it is recorded as committed, and its alkaline locks become saline. The
     /// first one accepts the BASE transaction. The next operations belong to the next one.
     pub fn end_alkaline(&mut self) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         debug_assert!(self.base);
         if !self.local {
             self.p.delay.before_release();
@@ -548,7 +540,7 @@ impl<K: Kind> Tx for SaltTx<'_, K> {
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         let hold = self.p.level.read();
         if t.is_read_only() || hold == Hold::None {
@@ -576,7 +568,7 @@ impl<K: Kind> Tx for SaltTx<'_, K> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         let (rid, l, v) = self.lock_key(t, key, true)?;
@@ -603,7 +595,7 @@ impl<K: Kind> Tx for SaltTx<'_, K> {
         key: u64,
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         let (rid, _) = t.get_or_create(key);
@@ -629,7 +621,7 @@ impl<K: Kind> Tx for SaltTx<'_, K> {
     }
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         let (rid, l, v) = self.lock_key(t, key, true)?;
@@ -655,7 +647,7 @@ impl<K: Kind> Tx for SaltTx<'_, K> {
         cols: ColumnSet,
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.p.db.table(table);
         if !t.is_ordered() {
             return Err(self.fail_detail(
@@ -727,7 +719,7 @@ impl<K: Kind> Tx for SaltTx<'_, K> {
     }
 
     fn commit(mut self) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         if !(self.base && self.local) {
             self.p.delay.before_release();
         }

@@ -18,7 +18,7 @@ use super::{Policy, TwoPl};
 use crate::check::TxnId;
 use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT, SUPREMUM};
-use crate::txn::{refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{check_live, refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use std::sync::atomic::Ordering;
 
 /// Per-thread state of a [`TwoPl`] protocol.
@@ -74,15 +74,6 @@ impl<'w, V: Policy> TwoPlTx<'w, V> {
     /// Locks the transaction holds (tests, diagnostics).
     pub fn locks_held(&self) -> usize {
         self.w.locks.len()
-    }
-
-    /// Fails if an earlier call aborted the transaction.
-    #[inline]
-    fn check_live(&self) -> TxResult<()> {
-        match self.aborted {
-            None => Ok(()),
-            Some(r) => Err(Abort::with_detail(r, "the transaction was already aborted")),
-        }
     }
 
     /// Aborts now (undo, release) and returns the abort to hand to the caller.
@@ -198,7 +189,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
     }
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let db = &self.p.db;
         let t = db.table(table);
         if t.is_read_only() {
@@ -220,7 +211,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let db = &self.p.db;
         let t = db.table(table);
         self.refuse_write(t)?;
@@ -242,7 +233,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         key: u64,
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let db = &self.p.db;
         let t = db.table(table);
         self.refuse_write(t)?;
@@ -267,7 +258,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
     }
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let db = &self.p.db;
         let t = db.table(table);
         self.refuse_write(t)?;
@@ -290,7 +281,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
         cols: ColumnSet,
         mut f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let db = &self.p.db;
         let t = db.table(table);
         if !t.is_ordered() {
@@ -350,7 +341,7 @@ impl<V: Policy> Tx for TwoPlTx<'_, V> {
     }
 
     fn commit(mut self) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         self.p.delay.before_release();
         self.finish(true, false);
         Ok(())

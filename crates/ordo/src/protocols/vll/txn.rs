@@ -22,7 +22,9 @@ use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::protocols::kit::plan::Planner;
 use crate::protocols::kit::txn_queue::Seq;
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, TableId, ABSENT};
-use crate::txn::{refuse_write, Abort, AbortReason, Access, Recorder, Tx, TxResult, TxnIds};
+use crate::txn::{
+    check_live, refuse_write, Abort, AbortReason, Access, Recorder, Tx, TxResult, TxnIds,
+};
 use std::sync::atomic::Ordering;
 
 /// Per-thread state of a VLL protocol.
@@ -115,14 +117,6 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
         }
     }
 
-    #[inline]
-    fn check_live(&self) -> TxResult<()> {
-        match self.aborted {
-            None => Ok(()),
-            Some(r) => Err(Abort::with_detail(r, "the transaction was already aborted")),
-        }
-    }
-
     /// Fails unless the locks cover `key` (for writing if `write`); returns the record's slot if the
     /// lock knows it. The common case — live, and the next lock in declaration order covers it — is
     /// inlined into every operation; the rest is [`Self::check_slow`].
@@ -151,7 +145,7 @@ impl<'w, S: LockScheme> VllTx<'w, S> {
     #[cold]
     #[inline(never)]
     fn check_slow(&mut self, table: TableId, key: u64, write: bool) -> TxResult<Option<RowId>> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         // No lock covers a write of a read-only table (planning refuses declared ones): refuse it here,
         // whether the transaction runs alone or wrote it without declaring it.
         if write {
@@ -297,7 +291,7 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
         cols: ColumnSet,
         f: impl FnMut(u64, RowRef<'_>) -> bool,
     ) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         let t = self.db.table(table);
         if !t.is_ordered() {
             return Err(self.fail_detail(
@@ -318,7 +312,7 @@ impl<S: LockScheme> Tx for VllTx<'_, S> {
     }
 
     fn commit(mut self) -> TxResult<()> {
-        self.check_live()?;
+        check_live(self.aborted)?;
         self.finish(true);
         Ok(())
     }
