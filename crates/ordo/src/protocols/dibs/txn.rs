@@ -68,8 +68,6 @@ pub struct DibsTx<'w, V: Variant> {
     /// `Some` once the transaction was aborted by a failing call.
     aborted: Option<AbortReason>,
     done: bool,
-    /// The keys an [`Tx::update_where`] found.
-    keys: Vec<u64>,
 }
 
 impl<'w, V: Variant> DibsTx<'w, V> {
@@ -88,7 +86,6 @@ impl<'w, V: Variant> DibsTx<'w, V> {
             detect,
             aborted: None,
             done: false,
-            keys: Vec::new(),
         }
     }
 
@@ -352,8 +349,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         self.refuse_write(t)?;
         self.ordered(t)?;
         self.lock_where(table, StatementKind::Update, pred)?;
-        let mut keys = std::mem::take(&mut self.keys);
-        keys.clear();
+        let mut keys = Vec::new();
         let filter = predicate::columns(pred);
         self.w.exec.scan_filtered(
             t,
@@ -371,9 +367,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
                 .exec
                 .update_key(t, k, None, cols, |_| Install::Swap(id), &mut f);
         }
-        let n = keys.len() as u64;
-        self.keys = keys;
-        Ok(n)
+        Ok(keys.len() as u64)
     }
 
     fn commit(mut self) -> TxResult<()> {
