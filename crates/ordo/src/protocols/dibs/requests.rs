@@ -72,19 +72,21 @@ pub fn shift(pred: &Predicate) -> Predicate {
     }
 }
 
+/// The columns of table `t`'s relation: the key, then the schema's (at most 64).
+fn width<M: Default + Send + Sync>(t: &Table<M>) -> u16 {
+    (t.schema().len() + 1).min(64) as u16
+}
+
 /// Every predicate column of table `t`'s relation (whole rows: see the module doc).
 pub fn all_columns<M: Default + Send + Sync>(t: &Table<M>) -> PredColumns {
-    PredColumns::all((t.schema().len() + 1).min(64) as u16)
+    PredColumns::all(width(t))
 }
 
 /// The relations of `db` as the lock manager sees them: one per table, keyed by column 0.
 pub fn relations<M: Default + Send + Sync>(db: &Database<M>) -> Vec<RelationSpec> {
     db.tables()
         .iter()
-        .map(|t| {
-            let width = (t.schema().len() + 1).min(64) as u16;
-            RelationSpec::new(t.name(), width, Some(0), BUCKETS)
-        })
+        .map(|t| RelationSpec::new(t.name(), width(t), Some(0), BUCKETS))
         .collect()
 }
 
@@ -94,7 +96,7 @@ pub fn templates<M: Default + Send + Sync>(db: &Database<M>) -> Vec<Template> {
     let range: Prepared = Expr::between(0, Value::Param(0), Value::Param(1));
     let mut out = Vec::with_capacity(db.tables().len() * PER_TABLE as usize);
     for (r, t) in db.tables().iter().enumerate() {
-        let all = PredColumns::all((t.schema().len() + 1).min(64) as u16);
+        let all = all_columns(t);
         let one = |kind, predicate: &Prepared, write| Template {
             relation: r as u32,
             kind,
