@@ -7,6 +7,8 @@
 //! | 2     | update each line's STOCK (quantity, ytd, order/remote counts)         | –          | –                      |
 //! | 3     | insert ORDER, NEW-ORDER, ORDER_BY_CUSTOMER and the ORDER-LINEs        | 0, 1, 2    | 1                      |
 //!
+//! With DBx1000's work (`--mix dbx1000`) piece 3 does not run.
+//!
 //! Piece 0 is the commit point: the rollback on an invalid item happens before any write, as
 //! piece-wise protocols (PWV) require. Piece 3 needs the prices (piece 0), the o_id and taxes
 //! (piece 1) and the stock's dist info (piece 2), but its keys only the o_id: a protocol that plans
@@ -51,6 +53,8 @@ pub struct NewOrder {
     pub c: u32,
     pub lines: Vec<Line>,
     pub entry_d: i64,
+    /// DBx1000's work ([`super::mix`]): piece 3 (the inserts) does not run.
+    pub dbx1000: bool,
     // Results of pieces.
     o_id: u32,
     w_tax: i64,
@@ -98,7 +102,11 @@ impl Program for NewOrder {
         "NewOrder"
     }
     fn pieces(&self) -> usize {
-        4
+        if self.dbx1000 {
+            3
+        } else {
+            4
+        }
     }
     fn declare(&self, piece: usize, out: &mut Vec<Access>) {
         let (w, d) = (self.w, self.d);

@@ -33,7 +33,8 @@ pub const MIX: OptionSpec = OptionSpec::new(
     "mix",
     "MIX",
     ValueKind::Text,
-    "TPC-C: transaction mix — standard, vll, new-order-payment (pwv), tpcc++, stock-level, or a \
+    "TPC-C: transaction mix — standard, vll, new-order-payment (pwv), tpcc++, stock-level, \
+     dbx1000 (New-Order + Payment doing exactly DBx1000's work: no inserts, no rollbacks), or a \
      custom no=45,p=43,os=4,d=4,sl=4,cc=0 in percent summing to 100 (default: standard; tpcc++ \
      for -w tpcc++).",
 );

@@ -13,6 +13,8 @@
 //! piece whose declaration came from a reconnaissance and names a record as abortable, and
 //! HISTORY's key is a record, the customer's a (warehouse, district) unit ([`super::units`]).
 //!
+//! With DBx1000's work (`--mix dbx1000`) piece 3 does not run and `c_data` is not rewritten.
+//!
 //! The customer belongs to a remote warehouse in 15% of payments when there is more than one.
 //!
 //! Piece 0's increments commute with another Payment's ([`Program::commutes`], read by `ic3-comm`).
@@ -37,6 +39,9 @@ pub struct Payment {
     pub h_key: u64,
     /// Skip the w_ytd / d_ytd updates (SSI thesis option).
     pub no_ytd: bool,
+    /// DBx1000's work ([`super::mix`]): no HISTORY insert (piece 3 does not run), and a bad-credit
+    /// customer's `c_data` is left alone.
+    pub dbx1000: bool,
     w_name: Vec<u8>,
     d_name: Vec<u8>,
     scratch: Vec<u8>,
@@ -52,13 +57,13 @@ fn cust_reads() -> ColumnSet {
     // c_first .. c_data except c_delivery_cnt.
     ColumnSet(((1u64 << 21) - 1) & !0b111 & !(1 << col::C_DELIVERY_CNT))
 }
-fn cust_writes() -> ColumnSet {
-    ColumnSet::of(&[
-        col::C_BALANCE,
-        col::C_YTD_PAYMENT,
-        col::C_PAYMENT_CNT,
-        col::C_DATA,
-    ])
+fn cust_writes(dbx1000: bool) -> ColumnSet {
+    let counts = ColumnSet::of(&[col::C_BALANCE, col::C_YTD_PAYMENT, col::C_PAYMENT_CNT]);
+    if dbx1000 {
+        counts
+    } else {
+        counts.union(ColumnSet::one(col::C_DATA))
+    }
 }
 
 impl Program for Payment {
@@ -66,7 +71,11 @@ impl Program for Payment {
         "Payment"
     }
     fn pieces(&self) -> usize {
-        4
+        if self.dbx1000 {
+            3
+        } else {
+            4
+        }
     }
     fn declare(&self, piece: usize, out: &mut Vec<Access>) {
         let (w, d) = (self.w, self.d);
@@ -96,7 +105,7 @@ impl Program for Payment {
                 CUSTOMER,
                 self.customer.key(),
                 cust_reads(),
-                cust_writes(),
+                cust_writes(self.dbx1000),
             )),
             _ => out.push(Access::insert(HISTORY, self.h_key)),
         }
@@ -165,11 +174,12 @@ impl Program for Payment {
             2 => {
                 let (c, cd, cw) = (self.customer.c, self.customer.d, self.customer.w);
                 let scratch = &mut self.scratch;
+                let keep_data = self.dbx1000;
                 tx.update(CUSTOMER, self.customer.key(), cust_reads(), |r| {
                     r.set_int(col::C_BALANCE, r.int(col::C_BALANCE) - amount);
                     r.set_int(col::C_YTD_PAYMENT, r.int(col::C_YTD_PAYMENT) + amount);
                     r.set_int(col::C_PAYMENT_CNT, r.int(col::C_PAYMENT_CNT) + 1);
-                    if r.str(col::C_CREDIT) == b"BC" {
+                    if r.str(col::C_CREDIT) == b"BC" && !keep_data {
                         // Prepend (c_id, c_d_id, c_w_id, d_id, w_id, h_amount) to c_data, keep 500 chars.
                         scratch.clear();
                         use std::io::Write;

@@ -506,3 +506,60 @@ fn delivery_scan_marks_never_pass_an_undelivered_order() {
     }
     w.check(p.db()).unwrap();
 }
+
+#[test]
+fn the_dbx1000_mix_does_dbx1000s_work_and_no_more() {
+    let w = tiny(2, "dbx1000");
+    let p = open(&w);
+    let mut worker = p.worker(0, false);
+    let (mut g, mut prog) = (w.generator(0, 5), w.program());
+    let db = p.db();
+    let before = |t| db.table(t).present_keys().len();
+    let (orders, lines, history) = (before(ORDER), before(ORDER_LINE), before(HISTORY));
+    let bad_credit_data: Vec<Vec<u8>> = {
+        let t = db.table(CUSTOMER);
+        (1..=100)
+            .map(|c| {
+                let mut buf = vec![0u64; t.schema().row_words()];
+                let rid = t.lookup(cust_key(1, 1, c)).unwrap();
+                t.read_into(rid, ColumnSet::one(col::C_DATA), &mut buf);
+                ordo::storage::RowRef::new(t.schema(), &buf)
+                    .str(col::C_DATA)
+                    .to_vec()
+            })
+            .collect()
+    };
+    let (mut new_orders, mut payments) = (0i64, 0);
+    for _ in 0..2000 {
+        w.next(&mut g, &mut prog);
+        // Within its declarations, and never rolled back (DBx1000 makes no invalid items).
+        let v = run_checked(&mut prog, p.begin(&mut worker)).expect("no rollbacks");
+        assert!(v.is_empty(), "{}: {v:#?}", prog.name());
+        match prog.name() {
+            "NewOrder" => new_orders += 1,
+            _ => payments += 1,
+        }
+    }
+    assert!((800..=1200).contains(&new_orders), "{new_orders} of 2000");
+    assert_eq!(new_orders + payments, 2000);
+    // New-Order takes order numbers and updates stock, but inserts nothing; Payment inserts no
+    // history and leaves c_data alone.
+    let next: i64 = (1..=2)
+        .flat_map(|wh| (1..=10).map(move |d| (wh, d)))
+        .map(|(wh, d)| int(db.table(DISTRICT), dist_key(wh, d), col::D_NEXT_O_ID).unwrap() - 101)
+        .sum();
+    assert_eq!(next, new_orders);
+    assert_eq!(before(ORDER), orders);
+    assert_eq!(before(ORDER_LINE), lines);
+    assert_eq!(before(HISTORY), history);
+    let t = db.table(CUSTOMER);
+    for (c, data) in (1..=100).zip(&bad_credit_data) {
+        let mut buf = vec![0u64; t.schema().row_words()];
+        let rid = t.lookup(cust_key(1, 1, c)).unwrap();
+        t.read_into(rid, ColumnSet::one(col::C_DATA), &mut buf);
+        let now = ordo::storage::RowRef::new(t.schema(), &buf).str(col::C_DATA);
+        assert_eq!(now, &data[..], "customer {c}'s c_data changed");
+    }
+    w.check(db).unwrap();
+    assert_eq!(w.params()["mix"], "dbx1000");
+}
