@@ -84,7 +84,54 @@ fn seconds(name: &str, v: f64, min: f64) -> Result<Duration> {
     }
 }
 
+/// Where a benchmark's table goes, and who hears how many runs it makes and when each ends:
+/// standard output for `ordo bench` ([`Stdout`]), a progress bar for `ordo reproduce`.
+pub trait Sink {
+    /// `runs` more (protocol, threads, point, repetition) runs will be made.
+    fn planned(&mut self, _runs: u64) {}
+    /// One line of the table.
+    fn line(&mut self, text: &str);
+    /// One run ended.
+    fn finished(&mut self) {}
+}
+
+/// The table on standard output.
+pub struct Stdout;
+
+impl Sink for Stdout {
+    fn line(&mut self, text: &str) {
+        println!("{text}");
+    }
+}
+
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    // Check the output file can be written before minutes of benchmarking.
+    let json = args
+        .json
+        .as_deref()
+        .map(crate::output::PendingFile::prepare)
+        .transpose()?;
+    let rows = measure(&args, &mut Stdout)?;
+    if let Some(file) = json {
+        let text = serde_json::to_string_pretty(&rows).expect("serializable results");
+        file.finish(&(text + "\n"))?;
+    }
+    Ok(if broke_a_promise(&rows) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Whether a serializable protocol left the workload inconsistent (broke its promise).
+pub fn broke_a_promise(rows: &[serde_json::Value]) -> bool {
+    rows.iter()
+        .any(|r| r["consistency"] != "ok" && r["isolation"] == "Serializable")
+}
+
+/// Runs every (point, protocol, threads) of `args`, writes the table to `sink`, and returns the
+/// JSON rows (what `--json` writes).
+pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::Value>> {
     let all = protocols::names().join(",");
     let mut protos = opts::protocols(args.protocols.as_deref().unwrap_or(&all))?;
     // nocc first, so every other row can show its overhead against the ceiling; the rest keep their
@@ -103,13 +150,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             args.reps
         )));
     }
-    // Build every point first, and check the output file can be written, so that a bad value fails
-    // before anything runs.
-    let json = args
-        .json
-        .as_deref()
-        .map(crate::output::PendingFile::prepare)
-        .transpose()?;
+    // Build every point first, so that a bad value fails before anything runs.
     let workload = catalog::find(&args.workload)?;
     let options = &args.declared.workload;
     workload.check(options)?;
@@ -118,31 +159,21 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         .into_iter()
         .map(|(point, one)| Ok((point, workload.build(&one, Purpose::Bench)?)))
         .collect::<Result<Vec<_>>>()?;
+    sink.planned((points.len() * protos.len() * threads.len() * args.reps) as u64);
     let mut rows = Vec::new();
     for (point, workload) in &points {
         rows.extend(workload.visit(AllRuns {
-            args: &args,
+            args,
             point: point.as_ref(),
             protos: &protos,
             threads: &threads,
             duration,
             warmup,
             knobs,
+            sink: &mut *sink,
         })?);
     }
-    if let Some(file) = json {
-        let text = serde_json::to_string_pretty(&rows).expect("serializable results");
-        file.finish(&(text + "\n"))?;
-    }
-    // A serializable protocol that leaves the workload inconsistent broke its promise.
-    let broken = rows
-        .iter()
-        .any(|r| r["consistency"] != "ok" && r["isolation"] == "Serializable");
-    Ok(if broken {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(rows)
 }
 
 /// Every (protocol, threads) run of one workload (one point of a sweep).
@@ -154,6 +185,7 @@ struct AllRuns<'a> {
     duration: Duration,
     warmup: Duration,
     knobs: &'a ordo::options::Settings,
+    sink: &'a mut dyn Sink,
 }
 
 impl WorkloadVisitor for AllRuns<'_> {
@@ -173,18 +205,23 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<s
         duration,
         warmup,
         knobs,
+        sink,
     } = runs;
     let machine = crate::output::machine();
     match point {
-        Some(p) => println!("workload {} {}  [sweep {p}]", w.name(), w.params()),
-        None => println!("workload {} {}", w.name(), w.params()),
+        Some(p) => sink.line(&format!(
+            "workload {} {}  [sweep {p}]",
+            w.name(),
+            w.params()
+        )),
+        None => sink.line(&format!("workload {} {}", w.name(), w.params())),
     }
     let sweep = point.map(|p| json!({"param": p.param, "value": p.value.number()}));
     let nw = crate::name_width();
-    println!(
+    sink.line(&format!(
         "{:<nw$} {:>3} {:>12} {:>9} {:>9} {:>9} {:>8}  aborts by reason",
         "protocol", "thr", "txn/s", "abort/c", "p50 us", "p99 us", "vs nocc"
-    );
+    ));
     let mut rows = Vec::new();
     let mut nocc: Vec<(usize, f64)> = Vec::new();
     for info in protos {
@@ -212,6 +249,7 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<s
                     },
                 )
                 .expect("validated protocol name")?;
+                sink.finished();
                 reps.push(r);
             }
             reps.sort_by(|a, b| a.committed_per_sec().total_cmp(&b.committed_per_sec()));
@@ -231,7 +269,7 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<s
                 .filter(|a| r.aborts[a.index()] > 0)
                 .map(|a| format!("{}={}", a.name(), r.aborts[a.index()]))
                 .collect();
-            println!(
+            sink.line(&format!(
                 "{:<nw$} {:>3} {:>12.0} {:>9.4} {:>9.1} {:>9.1} {:>8}  {}",
                 info.name,
                 t,
@@ -241,7 +279,7 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<s
                 r.latency_us(99.0),
                 vs.map(|v| format!("{:.2}x", v)).unwrap_or_default(),
                 reasons.join(" ")
-            );
+            ));
             // The consistency check runs after every repetition; report the first failure.
             let broken = reps.iter().find_map(|r| r.invariants.as_ref().err());
             if let Some(e) = broken {
@@ -254,7 +292,7 @@ fn run_all<W: ordo::harness::Workload>(w: &W, runs: AllRuns<'_>) -> Result<Vec<s
                     Isolation::ReadCommitted => "allowed: read committed is not serializable",
                     Isolation::None => "expected: this protocol promises no isolation",
                 };
-                println!("    consistency check failed ({why}): {e}");
+                sink.line(&format!("    consistency check failed ({why}): {e}"));
             }
             let aborts: serde_json::Map<String, serde_json::Value> = AbortReason::ALL
                 .iter()

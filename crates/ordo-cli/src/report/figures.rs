@@ -114,10 +114,16 @@ fn text(v: &Value) -> String {
 /// A row's line: its protocol, and the knobs it ran with that differ from their defaults — so
 /// one figure holds DIBS's ablation steps (`dibs dibs-opt=grouping`) or VLL's batch sizes side by
 /// side, and never averages them together.
-fn line_name(row: &Row) -> String {
-    let mut name = row.protocol.clone();
-    for (k, v) in row.params.knobs(&row.protocol) {
-        name.push_str(&format!(" {k}={}", text(&v)));
+pub fn line_name(row: &Row) -> String {
+    series_name(&row.protocol, &row.params.knobs(&row.protocol))
+}
+
+/// A line's name: the protocol, then ` knob=value` for each knob in `knobs` (those that differ
+/// from their defaults).
+pub fn series_name(protocol: &str, knobs: &serde_json::Map<String, Value>) -> String {
+    let mut name = protocol.to_string();
+    for (k, v) in knobs {
+        name.push_str(&format!(" {k}={}", text(v)));
     }
     name
 }

@@ -19,6 +19,15 @@ pub struct Row {
     pub params: RunParams,
     #[serde(default)]
     pub machine: serde_json::Value,
+    /// Committed transactions (absent in hand-made files).
+    #[serde(default)]
+    pub committed: u64,
+    /// Aborts by reason (absent in hand-made files).
+    #[serde(default)]
+    pub aborts: serde_json::Map<String, serde_json::Value>,
+    /// The `ordo reproduce` run that made it, by name (absent from `ordo bench` files).
+    #[serde(default)]
+    pub run: Option<String>,
     /// The file it came from (set after reading).
     #[serde(skip)]
     pub source: String,
@@ -64,7 +73,6 @@ impl RunParams {
     /// A file from before knobs were recorded per protocol has the VLL knobs for every row; they
     /// count only where `protocol` reads them, so that old and new files agree.
     pub fn knobs(&self, protocol: &str) -> serde_json::Map<String, serde_json::Value> {
-        let declared = ordo::protocols::info(protocol).map_or(&[][..], |i| i.knobs);
         let recorded = match &self.knobs {
             Some(k) => k.clone(),
             None => {
@@ -81,16 +89,24 @@ impl RunParams {
                     .collect()
             }
         };
-        recorded
-            .into_iter()
-            .filter(|(name, value)| {
-                declared.iter().any(|spec| {
-                    spec.name == name
-                        && ordo::options::Settings::new().to_json(&[spec])[name] != *value
-                })
-            })
-            .collect()
+        non_default(protocol, recorded)
     }
+}
+
+/// The knobs of `recorded` that `protocol` reads and that differ from their declared defaults.
+pub fn non_default(
+    protocol: &str,
+    recorded: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let declared = ordo::protocols::info(protocol).map_or(&[][..], |i| i.knobs);
+    recorded
+        .into_iter()
+        .filter(|(name, value)| {
+            declared.iter().any(|spec| {
+                spec.name == name && ordo::options::Settings::new().to_json(&[spec])[name] != *value
+            })
+        })
+        .collect()
 }
 
 /// Reads one file of rows; every error is one line naming the file.

@@ -5,9 +5,9 @@
 //! [`html`] writes `index.html` with every figure and its run parameters). The same input gives the
 //! same files, byte for byte.
 
-mod figures;
+pub mod figures;
 mod html;
-mod input;
+pub mod input;
 mod plot;
 
 use crate::{Error, Result};
@@ -117,8 +117,31 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     for path in &args.files {
         rows.extend(input::read(path)?);
     }
-    let mut figures = figures::group(&rows);
-    if let Some(base) = &args.relative {
+    let drawn = draw(&rows, &args.out, args.relative.as_deref())?;
+    println!(
+        "{} figure{} from {} result{} in {}",
+        drawn.files.len(),
+        if drawn.files.len() == 1 { "" } else { "s" },
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        drawn.index.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What [`draw`] wrote.
+pub struct Drawn {
+    /// `index.html`.
+    pub index: PathBuf,
+    /// Each figure's SVG file name (in the output directory) and title.
+    pub files: Vec<(String, String)>,
+}
+
+/// Draws `rows` into `out` (created if missing): an SVG per figure and `index.html`; with
+/// `relative`, throughput as a multiple of that protocol's.
+pub fn draw(rows: &[input::Row], out: &Path, relative: Option<&str>) -> Result<Drawn> {
+    let mut figures = figures::group(rows);
+    if let Some(base) = relative {
         if figures::relative_to(&mut figures, base) == 0 {
             return Err(Error::InvalidInput(format!(
                 "--relative {base}: no figure has a line for protocol `{base}`"
@@ -127,8 +150,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     let protocols = figures::protocols(&figures);
     let colour_of = |p: &str| protocols.iter().position(|q| q == p).unwrap_or(0);
-    std::fs::create_dir_all(&args.out).map_err(|source| Error::CreateDir {
-        path: args.out.clone(),
+    std::fs::create_dir_all(out).map_err(|source| Error::CreateDir {
+        path: out.to_path_buf(),
         source,
     })?;
     let titles: Vec<String> = figures.iter().map(|f| title(f, &figures)).collect();
@@ -142,19 +165,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             figure: name.clone(),
             source,
         })?;
-        write(&args.out.join(name), &svg)?;
+        write(&out.join(name), &svg)?;
     }
-    let index = args.out.join("index.html");
+    let index = out.join("index.html");
     write(&index, &html::page(&figures, &titles, &files, &colour_of))?;
-    println!(
-        "{} figure{} from {} result{} in {}",
-        figures.len(),
-        if figures.len() == 1 { "" } else { "s" },
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        index.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(Drawn {
+        index,
+        files: files.into_iter().zip(titles).collect(),
+    })
 }
 
 #[cfg(test)]
