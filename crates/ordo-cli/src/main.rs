@@ -8,6 +8,7 @@
 //! ordo sql    [--protocol P] [-c SQL]
 //! ordo spec   FILE [--protocol P] [--json]
 //! ordo range-locks [--delay-us 100,500] [--shared-prefix 15,6] [--json FILE]
+//! ordo reproduce [--list | NAME... | --all] [--quick] [--out DIR]
 //! ```
 //! The workload options and protocol knobs come from their declarations ([`declared`]). An error
 //! (an unknown name, an invalid value, a file that cannot be written: [`error`]) prints one line
@@ -21,6 +22,7 @@ mod opts;
 mod output;
 mod range_locks;
 mod report;
+mod reproduce;
 mod spec;
 mod sql;
 mod verify;
@@ -58,6 +60,8 @@ enum Command {
     /// Compare range lock managers in isolation: VLLR against a standard and a hierarchical one
     /// (the VLL paper's Fig. 14).
     RangeLocks(range_locks::RangeLocksArgs),
+    /// Reproduce the papers' headline results: run, draw, and decide each against the paper.
+    Reproduce(reproduce::ReproduceArgs),
 }
 
 /// The width of the protocol-name column of `ordo list`, `bench` and `verify`: the longest name.
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         Command::Sql(args) => sql::run(args),
         Command::Spec(args) => spec::run(args),
         Command::RangeLocks(args) => range_locks::run(args),
+        Command::Reproduce(args) => reproduce::run(args),
     };
     match result {
         Ok(code) => code,
