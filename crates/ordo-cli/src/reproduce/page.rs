@@ -185,9 +185,14 @@ pub fn markdown(papers: &[PaperFile], results: &[EntryResult], machine: &Machine
     );
     for r in results {
         let e = r.entry;
+        // A result not run here has no directory to link.
+        let name = if r.checks.is_some() {
+            format!("[`{n}`]({n}/index.html)", n = e.name)
+        } else {
+            format!("`{}`", e.name)
+        };
         let head = format!(
-            "[`{n}`]({n}/index.html) | {p}, {f}",
-            n = e.name,
+            "{name} | {p}, {f}",
             p = cell(paper_of(papers, r)),
             f = cell(&e.figure)
         );

@@ -284,6 +284,10 @@ impl<W: Workload, M: Default + Send + Sync> RequestSource for BenchSource<'_, W,
     fn seed(&self) -> u64 {
         self.seed
     }
+
+    fn over(&self) -> bool {
+        self.phase.load(Ordering::Acquire) == STOP
+    }
 }
 
 fn worker_loop<P: Protocol, W: Workload>(

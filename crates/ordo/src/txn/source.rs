@@ -90,6 +90,13 @@ pub trait RequestSource {
 
     /// A seed for this worker's randomness (retry backoff jitter), distinct per worker.
     fn seed(&self) -> u64;
+
+    /// Whether the run is over, so that a transaction in flight may be abandoned at its next
+    /// retryable abort instead of retried until it commits (what [`Self::next`]'s `None` allows).
+    /// Default: never (a source that counts its transactions wants each one to end).
+    fn over(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
