@@ -9,6 +9,8 @@
 # LONG=1 runs the long transactions instead (files and folders named fig*-remote-pP-long…). REPS=N
 # runs each point N times and keeps the median (default 1). FIG_DIR=DIR writes the files there
 # instead of beside this script.
+# One command per figure, with the paper's claims checked: `ordo reproduce vll-fig9`, `vll-fig10`
+# (crates/ordo-cli/catalogue/vll.toml). This script stays for the P and REPS sweeps deterministic.md records.
 # Usage: [P=32] [LONG=1] [REPS=3] [FIG_DIR=DIR] docs/results/deterministic/fig9-remote.sh [path to the release `ordo` binary]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}

@@ -3,6 +3,9 @@
 # vll-range, 2 threads): one `ordo bench` sweep per figure panel (JSON + text beside this script),
 # drawn by `ordo report` into fig8/, fig9/ and fig15/ (absolute) and fig8-relative/, fig9-relative/
 # and fig15-relative/ (as a multiple of `nocc`).
+# One command per figure, with the paper's claims checked: `ordo reproduce vll-fig8a` … `vll-fig8d`,
+# `vll-fig15a`, `vll-fig15b` (shorter sweeps sized for a quick run; the catalogue is
+# crates/ordo-cli/catalogue/vll.toml). This script stays for the longer sweeps deterministic.md records.
 # Usage: docs/results/deterministic/sweeps.sh [path to the release `ordo` binary] [fig8|fig9|fig15|all]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}

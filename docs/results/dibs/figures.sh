@@ -8,6 +8,8 @@
 # (Fig. 3b, SEATS, waits for the SEATS workload.) Every run uses the paper's deadlock handling,
 # a timeout plus jitter (--dibs-deadlock timeout). One `ordo bench` per step, one JSON each; the
 # report draws the steps as lines of one figure (a line per protocol and non-default knobs).
+# One command per figure, with the paper's claims checked: `ordo reproduce dibs` (the dibs-fig* results
+# of crates/ordo-cli/catalogue/dibs.toml). This script stays for the thread sweeps of dibs.md.
 # Usage: [SECS=2] [REPS=1] [THREADS=1,2] [FIG_DIR=DIR] docs/results/dibs/figures.sh [ORDO] [fig3a|fig3c|fig4|all]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}

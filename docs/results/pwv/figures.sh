@@ -15,6 +15,8 @@
 # Each writes NAME.json and NAME.txt, and `ordo report` draws NAME/ (absolute) and, where it has a
 # `nocc` line, NAME-relative/ (as a multiple of `nocc`).
 # Protocols the binary does not have (e.g. ic3 before it landed) are left out with a notice.
+# One command per figure, with the paper's claims checked: `ordo reproduce pwv` (the pwv-fig* results
+# of crates/ordo-cli/catalogue/pwv.toml). This script stays for the thread sweeps and Fig. 6 pwv.md records.
 # Usage: [SECS=2] [REPS=1] [THREADS=1,2] [FIG_DIR=DIR] docs/results/pwv/figures.sh [ORDO] [fig1|fig3|fig4|fig5|fig6|all]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
