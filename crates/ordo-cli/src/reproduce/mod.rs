@@ -149,7 +149,8 @@ pub fn run(args: ReproduceArgs) -> Result<ExitCode> {
         &out.join("summary.md"),
         &page::markdown(&papers, &results, &machine),
     )?;
-    println!("\nall results: {}", out.join("index.html").display());
+    println!("\n{}", page::tally(&results));
+    println!("all results: {}", out.join("index.html").display());
     Ok(if results.iter().any(|r| r.broken) {
         ExitCode::from(1)
     } else {

@@ -3,6 +3,7 @@
 //! `docs/results/README.md` is made from it); and each result's `verdict.json`.
 
 use super::catalogue::PaperFile;
+use super::rule::Verdict;
 use super::{measured, EntryResult, Machine};
 use serde_json::json;
 
@@ -89,10 +90,11 @@ pub fn html(
          section {{ margin-bottom: 3em; }}\n</style>\n</head>\n<body>\n<h1>{t}</h1>\n\
          <p>Machine: {m}. Each result's verdict is computed from its measured rows by the rule \
          its catalogue entry states (<code>crates/ordo-cli/catalogue/</code>); a result's \
-         verdict is its weakest check's.</p>\n<table>\n<tr><th>result</th><th>paper</th>\
+         verdict is its weakest check's. {tally}.</p>\n<table>\n<tr><th>result</th><th>paper</th>\
          <th>figure</th><th>verdict</th></tr>\n",
         t = esc(title),
         m = esc(&machine.describe()),
+        tally = esc(&tally(results)),
     );
     for r in results {
         let v = verdict_text(r);
@@ -174,14 +176,33 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// How many checks came to each verdict, and how many results were not run: one line.
+pub fn tally(results: &[EntryResult]) -> String {
+    let mut n = [0usize; 3];
+    for o in results.iter().filter_map(|r| r.checks.as_ref()).flatten() {
+        n[o.verdict as usize] += 1;
+    }
+    let not_run = results.iter().filter(|r| r.checks.is_none()).count();
+    format!(
+        "{} results, {} checks: {} reproduced, {} shape only, {} not reproduced; {not_run} \
+         results not run (too few cores)",
+        results.len(),
+        n.iter().sum::<usize>(),
+        n[Verdict::Reproduced as usize],
+        n[Verdict::ShapeOnly as usize],
+        n[Verdict::NotReproduced as usize],
+    )
+}
+
 /// The same as a Markdown table: a row per check.
 pub fn markdown(papers: &[PaperFile], results: &[EntryResult], machine: &Machine) -> String {
     let mut m = format!(
         "Machine: {}. Written by `ordo reproduce`; each verdict is computed from the measured rows \
-         by the rule in the result's catalogue entry (`crates/ordo-cli/catalogue/`).\n\n\
+         by the rule in the result's catalogue entry (`crates/ordo-cli/catalogue/`). {}.\n\n\
          | result | paper, figure | check | paper says | ours | rule | verdict |\n\
          |---|---|---|---|---:|---|---|\n",
-        machine.describe()
+        machine.describe(),
+        tally(results)
     );
     for r in results {
         let e = r.entry;
