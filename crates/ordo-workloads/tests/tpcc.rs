@@ -27,6 +27,7 @@ fn contended(mix: &str, no_ytd: bool) -> Tpcc {
         mix: Mix::parse(mix).unwrap(),
         no_ytd,
         remote_new_order: None,
+        random_home: false,
     })
     .unwrap()
 }
@@ -40,6 +41,7 @@ fn pwv_remote() -> Tpcc {
         mix: Mix::parse("pwv").unwrap(),
         no_ytd: false,
         remote_new_order: Some(50.0),
+        random_home: false,
     })
     .unwrap()
 }

@@ -19,8 +19,9 @@
 //! `c_data` alone. Only consistency condition 1 (`W_YTD = sum(D_YTD)`) can hold without the
 //! inserts, so only it is checked. Still different from DBx1000: the order of the accesses (items
 //! first, then warehouse, customer, district, then the stock, as [`super::new_order`]'s pieces
-//! run; DBx1000 interleaves each item with its stock), and the home warehouse, drawn uniformly per
-//! transaction (DBx1000's `FIRST_PART_LOCAL` binds thread t to warehouse t mod W).
+//! run; DBx1000 interleaves each item with its stock). Workers are bound to home warehouses as
+//! DBx1000's `FIRST_PART_LOCAL` binds its threads (worker t to warehouse t mod W + 1; see
+//! [`super`]).
 //!
 //! A custom mix is written `no=50,p=50` (keys `no`, `p`, `os`, `d`, `sl`, `cc`), in percent summing to 100.
 

@@ -26,8 +26,13 @@
 //! warehouse at the coarse grain — what PWV orders transactions over (the paper's §5.3).
 //!
 //! **Mixes** ([`mix`]): the standard 45/43/4/4/4, PWV's New-Order + Payment 50/50, TPC-C++ and its
-//! Stock-Level mix, DBx1000's New-Order + Payment with DBx1000's work (no inserts), or custom. Terminals are not modelled (no keying or think time, closed loop); each
-//! transaction draws its home warehouse uniformly, and its district uniformly.
+//! Stock-Level mix, DBx1000's New-Order + Payment with DBx1000's work (no inserts), or custom.
+//!
+//! **Terminals** (clause 4.2.2): each worker is a terminal bound to a home warehouse, worker t to
+//! warehouse t mod W + 1, as the specification binds terminals and DBx1000 binds threads
+//! (`FIRST_PART_LOCAL`); `--home-warehouse random` draws each transaction's home uniformly
+//! instead (what every run did before 2026-11-28). Keying and think times are not modelled (a
+//! closed loop), and the district is drawn uniformly per transaction.
 //!
 //! **Consistency** ([`consistency`]): conditions 1–4 of clause 3.3.2, after a run.
 //!
@@ -79,6 +84,9 @@ pub struct TpccConfig {
     /// Percent of New-Orders that take one line from a remote warehouse (and no other); `None`:
     /// the specification's 1% of order lines, each on its own.
     pub remote_new_order: Option<f64>,
+    /// Each transaction draws its home warehouse uniformly (`--home-warehouse random`), instead of
+    /// the worker's fixed one (the default: TPC-C binds each terminal to a warehouse).
+    pub random_home: bool,
 }
 
 impl Default for TpccConfig {
@@ -89,6 +97,7 @@ impl Default for TpccConfig {
             mix: Mix::STANDARD,
             no_ytd: false,
             remote_new_order: None,
+            random_home: false,
         }
     }
 }
@@ -276,11 +285,18 @@ pub struct TpccGen {
     rng: SmallRng,
     id: u64,
     history: u64,
+    /// The terminal's home warehouse: worker t's is t mod W + 1 (`None` with
+    /// `--home-warehouse random`).
+    home: Option<u32>,
 }
 
 impl Tpcc {
+    /// The transaction's home warehouse: the terminal's, or drawn uniformly.
     fn warehouse(&self, g: &mut TpccGen) -> u32 {
-        g.rng.gen_range(1..=self.cfg.warehouses)
+        match g.home {
+            Some(w) => w,
+            None => g.rng.gen_range(1..=self.cfg.warehouses),
+        }
     }
     /// A warehouse other than `w` (or `w` itself when there is only one).
     fn other_warehouse(&self, g: &mut TpccGen, w: u32) -> u32 {
@@ -388,6 +404,7 @@ impl Workload for Tpcc {
             "tiny": self.cfg.tiny,
             "mix": self.cfg.mix.to_string(),
             "no_ytd": self.cfg.no_ytd,
+            "home_warehouse": if self.cfg.random_home { "random" } else { "bound" },
         });
         // Only when given: a run without it records what it always did.
         if let Some(pct) = self.cfg.remote_new_order {
@@ -407,6 +424,7 @@ impl Workload for Tpcc {
             rng: SmallRng::seed_from_u64(s),
             id: self.generators.fetch_add(1, Ordering::Relaxed),
             history: 0,
+            home: (!self.cfg.random_home).then(|| thread % self.cfg.warehouses + 1),
         }
     }
 

@@ -56,8 +56,24 @@ pub const REMOTE_NEW_ORDER: OptionSpec = OptionSpec::new(
 )
 .sweeps();
 
+pub const HOME_WAREHOUSE: OptionSpec = OptionSpec::new(
+    "home-warehouse",
+    "HOME",
+    ValueKind::Choice(&["bound", "random"]),
+    "TPC-C: bound (each worker a terminal of one home warehouse, worker t of warehouse t mod W + \
+     1, as the specification and DBx1000 bind them; the default) or random (each transaction \
+     draws its home warehouse uniformly, as every run before 2026-11-28 did).",
+);
+
 /// Every option of `-w tpcc` and `-w tpcc++`.
-pub const OPTIONS: &[&OptionSpec] = &[&WAREHOUSES, &TINY, &MIX, &NO_YTD, &REMOTE_NEW_ORDER];
+pub const OPTIONS: &[&OptionSpec] = &[
+    &WAREHOUSES,
+    &TINY,
+    &MIX,
+    &NO_YTD,
+    &REMOTE_NEW_ORDER,
+    &HOME_WAREHOUSE,
+];
 
 /// The configuration when no option is given: one full-size warehouse for benchmarks; one tiny
 /// warehouse (every transaction of a district meets at the same rows) for verification. TPC-C++
@@ -106,6 +122,10 @@ fn configure(settings: &Settings, d: TpccConfig) -> Result<Tpcc> {
         mix,
         no_ytd: settings.flag(&NO_YTD) || d.no_ytd,
         remote_new_order: settings.float(&REMOTE_NEW_ORDER)?.or(d.remote_new_order),
+        random_home: match settings.text(&HOME_WAREHOUSE)? {
+            Some(h) => h == "random",
+            None => d.random_home,
+        },
     })
 }
 

@@ -13,6 +13,7 @@ fn tiny(warehouses: u32, mix: &str, remote_new_order: Option<f64>) -> Tpcc {
         mix: Mix::parse(mix).unwrap(),
         no_ytd: false,
         remote_new_order,
+        random_home: false,
     })
     .unwrap()
 }

@@ -14,6 +14,7 @@ fn tiny(warehouses: u32, mix: &str) -> Tpcc {
         mix: Mix::parse(mix).unwrap(),
         no_ytd: false,
         remote_new_order: None,
+        random_home: false,
     })
     .unwrap()
 }
@@ -562,4 +563,44 @@ fn the_dbx1000_mix_does_dbx1000s_work_and_no_more() {
     }
     w.check(db).unwrap();
     assert_eq!(w.params()["mix"], "dbx1000");
+}
+
+#[test]
+fn each_worker_is_a_terminal_of_its_home_warehouse_unless_homes_are_random() {
+    let w = tiny(3, ALL_TYPES);
+    assert_eq!(w.params()["home_warehouse"], "bound");
+    // Worker t's every transaction has home warehouse t mod 3 + 1.
+    for (thread, home) in [(0, 1), (1, 2), (2, 3), (3, 1), (7, 2)] {
+        let (mut g, mut prog) = (w.generator(thread, 11), w.program());
+        for _ in 0..500 {
+            w.next(&mut g, &mut prog);
+            let w_of = match prog.kind.unwrap() {
+                Kind::NewOrder => prog.new_order.w,
+                Kind::Payment => prog.payment.w,
+                Kind::OrderStatus => prog.order_status.customer.w,
+                Kind::Delivery => prog.delivery.w,
+                Kind::StockLevel => prog.stock_level.w,
+                Kind::CreditCheck => prog.credit_check.w,
+            };
+            assert_eq!(w_of, home, "worker {thread}: {:?}", prog.kind);
+        }
+    }
+    // Random homes: one worker's transactions visit every warehouse, about evenly.
+    let mut cfg = w.config().clone();
+    cfg.random_home = true;
+    let w = Tpcc::new(cfg).unwrap();
+    assert_eq!(w.params()["home_warehouse"], "random");
+    let (mut g, mut prog) = (w.generator(0, 11), w.program());
+    let mut seen = [0u32; 3];
+    for _ in 0..3000 {
+        w.next(&mut g, &mut prog);
+        if prog.kind == Some(Kind::NewOrder) {
+            seen[prog.new_order.w as usize - 1] += 1;
+        }
+    }
+    let total: u32 = seen.iter().sum();
+    assert!(
+        seen.iter().all(|&n| n * 4 > total && n * 2 < total),
+        "{seen:?}"
+    );
 }
