@@ -183,14 +183,18 @@ pub fn tally(results: &[EntryResult]) -> String {
         n[o.verdict as usize] += 1;
     }
     let not_run = results.iter().filter(|r| r.checks.is_none()).count();
+    let s = |k: usize| if k == 1 { "" } else { "s" };
+    let checks = n.iter().sum::<usize>();
     format!(
-        "{} results, {} checks: {} reproduced, {} shape only, {} not reproduced; {not_run} \
-         results not run (too few cores)",
+        "{} result{}, {checks} check{}: {} reproduced, {} shape only, {} not reproduced; \
+         {not_run} result{} not run (too few cores)",
         results.len(),
-        n.iter().sum::<usize>(),
+        s(results.len()),
+        s(checks),
         n[Verdict::Reproduced as usize],
         n[Verdict::ShapeOnly as usize],
         n[Verdict::NotReproduced as usize],
+        s(not_run),
     )
 }
 
