@@ -129,9 +129,19 @@ pub fn broke_a_promise(rows: &[serde_json::Value]) -> bool {
         .any(|r| r["consistency"] != "ok" && r["isolation"] == "Serializable")
 }
 
-/// Runs every (point, protocol, threads) of `args`, writes the table to `sink`, and returns the
-/// JSON rows (what `--json` writes).
-pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::Value>> {
+/// What `args` asks for, checked before anything runs: the protocols (`nocc` first), the thread
+/// counts, the durations, and the sweep's points (each workload configuration, not yet built).
+pub struct Plan {
+    pub protos: Vec<&'static protocols::ProtocolInfo>,
+    pub threads: Vec<usize>,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub workload: &'static catalog::Entry,
+    pub points: Vec<(Option<SweepPoint>, ordo::options::Settings)>,
+}
+
+/// Checks `args` (a bad value is a one-line error) and says what it would run.
+pub fn plan(args: &BenchArgs) -> Result<Plan> {
     let all = protocols::names().join(",");
     let mut protos = opts::protocols(args.protocols.as_deref().unwrap_or(&all))?;
     // nocc first, so every other row can show its overhead against the ceiling; the rest keep their
@@ -143,19 +153,39 @@ pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::
     let threads = opts::threads(&args.threads)?;
     let duration = seconds("seconds", args.seconds, 0.01)?;
     let warmup = seconds("warmup", args.warmup, 0.0)?;
-    let knobs = &args.declared.knobs;
     if args.reps == 0 || args.reps > 1000 {
         return Err(Error::InvalidInput(format!(
             "--reps must be from 1 to 1000, got {}",
             args.reps
         )));
     }
-    // Build every point first, so that a bad value fails before anything runs.
     let workload = catalog::find(&args.workload)?;
     let options = &args.declared.workload;
     workload.check(options)?;
-    let points = options
-        .sweep()?
+    Ok(Plan {
+        protos,
+        threads,
+        duration,
+        warmup,
+        workload,
+        points: options.sweep()?,
+    })
+}
+
+/// Runs every (point, protocol, threads) of `args`, writes the table to `sink`, and returns the
+/// JSON rows (what `--json` writes).
+pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::Value>> {
+    let Plan {
+        protos,
+        threads,
+        duration,
+        warmup,
+        workload,
+        points,
+    } = plan(args)?;
+    let knobs = &args.declared.knobs;
+    // Build every point first, so that a bad value fails before anything runs.
+    let points = points
         .into_iter()
         .map(|(point, one)| Ok((point, workload.build(&one, Purpose::Bench)?)))
         .collect::<Result<Vec<_>>>()?;

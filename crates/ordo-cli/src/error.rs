@@ -65,6 +65,16 @@ pub enum Error {
     },
 }
 
+/// A command line clap refuses, as one line (clap adds a usage block and a tip): its first, without
+/// the `error: ` that `main` prints itself.
+impl From<clap::Error> for Error {
+    fn from(e: clap::Error) -> Self {
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or("invalid arguments");
+        Error::InvalidInput(first.trim_start_matches("error: ").to_string())
+    }
+}
+
 impl Error {
     /// The process's exit code for this error.
     pub fn exit_code(&self) -> u8 {

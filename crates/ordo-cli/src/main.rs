@@ -96,12 +96,8 @@ fn main() -> ExitCode {
             e.exit()
         }
         Err(e) => {
-            // One line, as for every other usage error (clap adds a usage block and a tip).
-            let text = e.render().to_string();
-            eprintln!(
-                "{}",
-                text.lines().next().unwrap_or("error: invalid arguments")
-            );
+            // One line, as for every other usage error.
+            eprintln!("error: {}", Error::from(e));
             return ExitCode::from(2);
         }
     };

@@ -195,18 +195,7 @@ impl Run {
 
     /// The run's `ordo bench` arguments, parsed as `ordo bench` parses them.
     pub fn bench_args(&self, quick: bool) -> Result<BenchArgs> {
-        BenchLine::try_parse_from(self.argv(quick))
-            .map(|l| l.bench)
-            .map_err(|e| {
-                let text = e.render().to_string();
-                Error::InvalidInput(
-                    text.lines()
-                        .next()
-                        .unwrap_or("invalid arguments")
-                        .trim_start_matches("error: ")
-                        .to_string(),
-                )
-            })
+        Ok(BenchLine::try_parse_from(self.argv(quick))?.bench)
     }
 
     /// How many (point, protocol, threads, repetition) runs it makes.
@@ -214,8 +203,8 @@ impl Run {
         let points = self
             .bench_args(quick)
             .ok()
-            .and_then(|a| a.declared.workload.sweep().ok())
-            .map_or(1, |s| s.len());
+            .and_then(|a| crate::bench::plan(&a).ok())
+            .map_or(1, |p| p.points.len());
         points * self.protocols.len() * self.threads.len() * if quick { 1 } else { self.reps }
     }
 
@@ -309,33 +298,18 @@ impl Entry {
         let mut series: Vec<(String, Vec<String>)> = Vec::new();
         for run in &self.runs {
             for quick in [false, true] {
-                let args = run
+                let plan = run
                     .bench_args(quick)
-                    .map_err(|e| bad(format!("run `{}`: {e}", run.name)))?;
-                crate::opts::protocols(args.protocols.as_deref().unwrap_or(""))
-                    .map_err(|e| bad(format!("run `{}`: {e}", run.name)))?;
-                crate::opts::threads(&args.threads)
-                    .map_err(|e| bad(format!("run `{}`: {e}", run.name)))?;
-                let w = ordo_workloads::catalog::find(&args.workload)
-                    .map_err(|e| bad(format!("run `{}`: {e}", run.name)))?;
-                let points = w
-                    .check(&args.declared.workload)
-                    .and_then(|_| Ok(args.declared.workload.sweep()?))
+                    .and_then(|args| crate::bench::plan(&args))
                     .map_err(|e| bad(format!("run `{}`: {e}", run.name)))?;
                 // A check's x is the sweep value, or the thread count where nothing is swept.
-                if points.len() > 1 && run.threads.len() > 1 {
+                if plan.points.len() > 1 && plan.threads.len() > 1 {
                     return Err(bad(format!(
                         "run `{}` sweeps an option over several thread counts: give each thread \
                          count its own run",
                         run.name
                     )));
                 }
-            }
-            if !(run.seconds >= 0.01 && run.warmup >= 0.0) {
-                return Err(bad(format!(
-                    "run `{}`: seconds/warmup out of range",
-                    run.name
-                )));
             }
             series.push((
                 run.name.clone(),
