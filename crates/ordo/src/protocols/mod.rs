@@ -14,6 +14,7 @@ use crate::txn::{
     run_pieces, Backoff, Program, Recorder, RequestSource, RetryPolicy, Tx, TxResult,
 };
 
+pub mod callas;
 /// Test support: the behaviour every protocol must show (used by each protocol's tests).
 #[cfg(test)]
 pub(crate) mod conformance;
@@ -278,6 +279,8 @@ registry!(
     salt::SaltProtocol,
     salt::SaltLocal,
     salt::Acid2pl,
+    callas::CallasRc,
+    callas::CallasSer,
 );
 
 /// The names of every protocol.

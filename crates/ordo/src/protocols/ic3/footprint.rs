@@ -15,15 +15,20 @@
 //! * when a transaction begins it publishes the footprint of every piece ([`super::board`]): the
 //!   exact one for a piece whose declaration needs no earlier piece, and for the others the union
 //!   of what that piece of that transaction type declared before on this worker ([`Learned`]), or,
-//!   the first time, every table. A piece that then declares more widens its published footprint.
+//!   the first time, every table. A piece that then declares more widens its published footprint
+//!   ([`Published`], beside the kit's board of live transactions).
 //!
 //! A footprint only steers IC3's piece waits (who waits for whom before a piece runs). Serializability
 //! does not rest on it (see the module docs of [`super`]): a footprint that is too small can only
 //! let a cycle of dependencies form, which the commit waits then find and break.
 
-use super::access_list::Kind;
+use crate::check::TxnId;
+use crate::protocols::kit::pipeline::access_list::Kind;
+use crate::protocols::kit::pipeline::board::{worker_of, Board, State};
 use crate::storage::{Database, TableId};
 use crate::txn::{Access, Target};
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 
 /// What one piece may touch, by table (see the module docs).
@@ -99,6 +104,59 @@ impl Fp {
     /// Whether everything `o` touches, `self` touches as well.
     pub fn covers(&self, o: &Fp) -> bool {
         self.union(*o) == *self
+    }
+}
+
+/// The footprint of each piece of each live transaction, one slot per worker (the worker's slot on
+/// the [`Board`] says which transaction it is).
+#[derive(Debug)]
+pub struct Published {
+    slots: Box<[CachePadded<Mutex<Vec<Fp>>>]>,
+}
+
+impl Published {
+    /// Slots for workers `0..workers`.
+    pub fn new(workers: usize) -> Self {
+        Published {
+            slots: (0..workers).map(|_| CachePadded::default()).collect(),
+        }
+    }
+
+    /// Publishes the footprints of transaction `id`'s pieces (before it goes on the board).
+    pub fn begin(&self, id: TxnId, fps: &[Fp]) {
+        let mut f = self.slots[worker_of(id)].lock();
+        f.clear();
+        f.extend_from_slice(fps);
+    }
+
+    /// Widens the published footprint of piece `piece` of `id` (its declaration touched more than
+    /// the footprint promised).
+    pub fn widen(&self, id: TxnId, piece: usize, fp: Fp) {
+        let mut f = self.slots[worker_of(id)].lock();
+        if let Some(old) = f.get_mut(piece) {
+            *old = old.union(fp);
+        }
+    }
+
+    /// The last piece of `id` that may conflict with a piece of footprint `fp`, if any (IC3's
+    /// static conflict: see [`Fp::conflicts`]). `None` also when `id` has left its slot.
+    pub fn last_conflicting(&self, board: &Board, id: TxnId, fp: &Fp) -> Option<u32> {
+        let f = self.slots.get(worker_of(id))?.lock();
+        if !board.holds(id) {
+            return None;
+        }
+        f.iter().rposition(|p| p.conflicts(fp)).map(|i| i as u32)
+    }
+
+    /// Whether `id` no longer runs a piece that may conflict with `fp`: it finished them all, or it
+    /// is not running any more.
+    pub fn passed(&self, board: &Board, id: TxnId, fp: &Fp) -> bool {
+        match board.state(id) {
+            State::Running(progress) => self
+                .last_conflicting(board, id, fp)
+                .is_none_or(|l| progress > l),
+            _ => true,
+        }
     }
 }
 

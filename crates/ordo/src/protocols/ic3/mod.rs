@@ -34,8 +34,8 @@
 //! |----------------------------------------------------------|---------------------------------------|
 //! | static analysis: SC-graph, C-edges between pieces (§3)   | [`footprint`]: tables read/written per piece, from [`Program::declare`] |
 //! | a piece runs as a mini-transaction, OCC (§4.1)           | piece locks, in key order, for the piece's run ([`txn`]: the PWV paper's "locking") |
-//! | the access list per record; `deps(T)` ← latest conflicting entry (§4.2) | [`access_list`]                    |
-//! | `RunPiece`: wait for each `T'` in deps to finish its pieces that conflict with `p` (Alg. 1) | `Attempt::piece` ([`txn`]) and [`board`] |
+//! | the access list per record; `deps(T)` ← latest conflicting entry (§4.2) | the kit's [`pipeline::access_list`](crate::protocols::kit::pipeline::access_list) |
+//! | `RunPiece`: wait for each `T'` in deps to finish its pieces that conflict with `p` (Alg. 1) | `Attempt::piece` ([`txn`]), the kit's [`board`](crate::protocols::kit::pipeline::board) and [`footprint::Published`] |
 //! | commit after every `T'` in deps; cascading aborts (§4.3) | `Attempt::commit`, `Attempt::abort` ([`txn`]) |
 //! | commutative operations (§5): chopping-comm                | `ic3-comm`, [`Program::commutes`]     |
 //!
@@ -43,7 +43,7 @@
 //!
 //! Every pair of conflicting accesses to a record is linked by a chain of dependencies (a reader
 //! depends on the last writer; a writer on the last writer and every reader since: see
-//! [`access_list`]), and a transaction commits only after every transaction it depends on committed.
+//! the kit's [`access_list`](crate::protocols::kit::pipeline::access_list)), and a transaction commits only after every transaction it depends on committed.
 //! So if committed `T1` accessed a record before committed `T2` in a conflicting way, `T1` committed
 //! first: **the commit order is a serialization order**, whatever the pieces did. A transaction
 //! that saw or overwrote an aborted write aborts too, and an aborted transaction puts each record
@@ -57,7 +57,7 @@
 //! learnt per transaction, so crossings remain possible (YCSB's pieces all touch one table); a
 //! cycle then shows as a cycle of waits. Every wait publishes whom it waits for, the waits-for
 //! graph has one edge out of each waiter, and the member with the largest id on a cycle aborts
-//! (`Deadlock`, see [`board`]). Piece locks are taken in one global order and held only while a
+//! (`Deadlock`, see the kit's [`board`](crate::protocols::kit::pipeline::board)). Piece locks are taken in one global order and held only while a
 //! piece runs (no piece waits for a transaction while holding them), and an abort undoes each record
 //! as soon as that record's later accessors have undone theirs, so neither can close a cycle.
 //!
@@ -69,7 +69,7 @@
 //!   not, so a scan is phantom-safe), in (table, key) order. An access outside the declaration
 //!   fails with the retryable `Validation`.
 //! * **A key range too wide to lock** key by key (TPC-C's Delivery) and **interactive transactions**
-//!   run alone under a database-wide barrier ([`alone`]): `Interactive::OneAtATime` — `ordo sql`
+//!   run alone under a database-wide barrier (the kit's [`alone`](crate::protocols::kit::pipeline::alone)): `Interactive::OneAtATime` — `ordo sql`
 //!   drives the protocol, `ordo spec`, which overlaps sessions, refuses it.
 //! * **Commutativity** (`ic3-comm`): the writes of pieces that say they commute
 //!   ([`Program::commutes`]) conflict with no other such writes in the static analysis, and a
@@ -82,11 +82,7 @@
 //! * **Memory**: a transaction leaves every access list when it commits or has undone its writes,
 //!   so lists hold only transactions in flight (at most one per worker).
 
-pub mod access_list;
-pub mod alone;
-pub mod board;
 pub mod footprint;
-pub mod piece;
 pub mod txn;
 
 #[cfg(test)]
@@ -94,15 +90,15 @@ mod tests;
 
 use crate::options::OptionSpec;
 use crate::protocols::kit::barrier::Barrier;
+use crate::protocols::kit::pipeline::access_list::{Dep, PipeRecord, Touched};
+use crate::protocols::kit::pipeline::alone::Alone;
+use crate::protocols::kit::pipeline::board::Board;
+use crate::protocols::kit::pipeline::piece::Run;
 use crate::protocols::kit::plan::LockRequest;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
-use crate::storage::{Database, RowId, TableId};
+use crate::storage::Database;
 use crate::txn::{Access, IdLedger, Program, Recorder, TxResult, TxnIds};
-use access_list::{Dep, Ic3Record};
-use alone::Alone;
-use board::Board;
-use footprint::{Fp, Learned};
-use piece::Run;
+use footprint::{Fp, Learned, Published};
 use std::sync::Arc;
 
 const PAPER: &str = "Wang, Mu, Wang, Zhang, Li: Scaling multicore databases via constrained \
@@ -154,8 +150,9 @@ const NO_KNOBS: &[&OptionSpec] = &[];
 
 /// IC3 in variant `V` (see the module docs).
 pub struct Ic3<V: Variant> {
-    db: Database<Ic3Record>,
+    db: Database<PipeRecord>,
     board: Board,
+    published: Published,
     barrier: Barrier,
     ids: Arc<IdLedger>,
     _v: std::marker::PhantomData<fn() -> V>,
@@ -165,14 +162,6 @@ pub struct Ic3<V: Variant> {
 pub type Ic3Plain = Ic3<Plain>;
 /// The PWV paper's chopping-comm.
 pub type Ic3Comm = Ic3<Comm>;
-
-/// A record a transaction touched, and whether it wrote it.
-#[derive(Clone, Copy, Debug)]
-struct Touched {
-    table: TableId,
-    rid: RowId,
-    wrote: bool,
-}
 
 /// Per-thread state: ids, the executor and undo log, and reusable buffers.
 pub struct Ic3Worker {
@@ -201,7 +190,7 @@ impl<V: Variant> Ic3<V> {
 }
 
 impl<V: Variant> Protocol for Ic3<V> {
-    type Meta = Ic3Record;
+    type Meta = PipeRecord;
     type Worker = Ic3Worker;
     type Tx<'w> = Alone<'w>;
 
@@ -210,17 +199,18 @@ impl<V: Variant> Protocol for Ic3<V> {
     /// The board has a slot per worker.
     const MAX_WORKERS: usize = 256;
 
-    fn open(db: Database<Ic3Record>, config: &ProtocolConfig) -> Self {
+    fn open(db: Database<PipeRecord>, config: &ProtocolConfig) -> Self {
         Ic3 {
             db,
             board: Board::new(Self::MAX_WORKERS),
+            published: Published::new(Self::MAX_WORKERS),
             barrier: Barrier::new(config.threads),
             ids: IdLedger::new(),
             _v: std::marker::PhantomData,
         }
     }
 
-    fn db(&self) -> &Database<Ic3Record> {
+    fn db(&self) -> &Database<PipeRecord> {
         &self.db
     }
 
@@ -249,7 +239,7 @@ impl<V: Variant> Protocol for Ic3<V> {
         &mut w.run.exec.rec
     }
 
-    /// An interactive transaction: alone, holding the whole database (see [`alone`]).
+    /// An interactive transaction: alone, holding the whole database (see the kit's [`Alone`]).
     fn begin<'w>(&'w self, w: &'w mut Ic3Worker) -> Alone<'w> {
         let all = self.barrier.exclusive();
         let id = w.ids.next_id();

@@ -124,7 +124,7 @@ fn a_wrong_commutativity_promise_stays_serializable() {
 }
 
 /// Two tables `kv` (`T`) and `kv2` (`U`) of 16 rows `k → (a = k, b = 0)`.
-fn two_tables() -> Database<super::Ic3Record> {
+fn two_tables() -> Database<super::PipeRecord> {
     let mut db = Database::new();
     for name in ["kv", "kv2"] {
         let schema = Schema::new(vec![
@@ -451,7 +451,7 @@ fn a_wide_range_runs_alone<V: Variant>() {
     assert_eq!(b_of(&p, T, 0), 1);
     assert!(nothing_held(&p));
     // It took no piece locks and left no entries: it ran alone.
-    assert!(p.board().state(w.run.id) == super::board::State::Gone);
+    assert!(p.board().state(w.run.id) == crate::protocols::kit::pipeline::board::State::Gone);
 }
 
 /// A [`MixProgram`] with a last piece that aborts (by the program's logic) when told to.

@@ -20,20 +20,20 @@
 //! Every wait goes through [`Board::wait`], which gives up when a hard dependency aborts
 //! (`Cascade`) or when the waiter closes a cycle of waits (`Deadlock`).
 
-use super::access_list::{deps_of, merge, Dep, Entry, Kind};
-use super::board::{Board, State};
-use super::footprint::Fp;
-use super::piece::PieceTx;
+use super::footprint::{Fp, Published};
 use super::{Ic3, Ic3Worker, Touched, Variant};
 use crate::protocols::kit::exec::Cover;
+use crate::protocols::kit::pipeline::access_list::{deps_of, leave, merge, Dep, Entry, Kind};
+use crate::protocols::kit::pipeline::board::{Board, State};
+use crate::protocols::kit::pipeline::piece::PieceTx;
 use crate::protocols::kit::plan::{locks_of, LockRequest, Mode};
 use crate::protocols::Protocol;
 use crate::storage::Database;
 use crate::txn::{run_pieces, Abort, AbortReason, Program, Tx, TxResult};
 use crossbeam_utils::Backoff;
 
-use super::access_list::Ic3Record;
 use crate::check::TxnId;
+use crate::protocols::kit::pipeline::access_list::PipeRecord;
 
 /// Why an attempt stopped before it committed.
 pub(super) enum Stop {
@@ -62,21 +62,28 @@ fn doomed(board: &Board, deps: &[Dep]) -> Option<AbortReason> {
 }
 
 /// Waits, as `me`, until `on` has finished its pieces that may conflict with `fp`.
-fn wait_passed(board: &Board, me: TxnId, on: TxnId, fp: &Fp, deps: &[Dep]) -> Result<(), Stop> {
+fn wait_passed(
+    board: &Board,
+    published: &Published,
+    me: TxnId,
+    on: TxnId,
+    fp: &Fp,
+    deps: &[Dep],
+) -> Result<(), Stop> {
     board
-        .wait(me, on, |b| b.passed(on, fp), |b| doomed(b, deps))
+        .wait(me, on, |b| published.passed(b, on, fp), |b| doomed(b, deps))
         .map_err(Stop::from)
 }
 
 /// A piece's locks, held; released when dropped (also when the piece panics).
 struct Held<'a> {
-    db: &'a Database<Ic3Record>,
+    db: &'a Database<PipeRecord>,
     locks: &'a [LockRequest],
 }
 
 impl<'a> Held<'a> {
     /// Takes `locks` (sorted by table and key), waiting for each in turn.
-    fn acquire(db: &'a Database<Ic3Record>, locks: &'a [LockRequest]) -> Self {
+    fn acquire(db: &'a Database<PipeRecord>, locks: &'a [LockRequest]) -> Self {
         for l in locks {
             db.table(l.table).meta(l.rid).lock.acquire(l.mode);
         }
@@ -118,7 +125,7 @@ impl<V: Variant> Attempt<'_, V> {
     /// Runs piece `p` (see the module docs).
     fn piece<P: Program>(&mut self, program: &mut P, p: usize) -> Result<(), Stop> {
         let ic3 = self.ic3;
-        let (db, board) = (&ic3.db, &ic3.board);
+        let (db, board, published) = (&ic3.db, &ic3.board, &ic3.published);
         let w = &mut *self.w;
         let id = w.run.id;
         w.decls.clear();
@@ -128,13 +135,13 @@ impl<V: Variant> Attempt<'_, V> {
         w.learned.learn(program.name(), p, fp);
         if !w.fps[p].covers(&fp) {
             w.fps[p] = w.fps[p].union(fp);
-            board.widen(id, p, fp);
+            published.widen(id, p, fp);
         }
         // IC3: the transactions T depends on first finish their pieces that conflict with p.
         for i in 0..w.deps.len() {
             let d = w.deps[i];
             if d.order {
-                wait_passed(board, id, d.txn, &fp, &w.deps)?;
+                wait_passed(board, published, id, d.txn, &fp, &w.deps)?;
             }
         }
         if locks_of(db, &w.decls, true, &mut w.locks)? {
@@ -147,7 +154,7 @@ impl<V: Variant> Attempt<'_, V> {
             w.found.clear();
             let undoing = w.locks.iter().any(|l| {
                 let list = db.table(l.table).meta(l.rid).list.lock();
-                deps_of(&list, id, kind(l), board, &mut w.found).is_err()
+                deps_of(&list, id, kind(l), true, board, &mut w.found).is_err()
             });
             if undoing {
                 drop(held);
@@ -162,11 +169,11 @@ impl<V: Variant> Attempt<'_, V> {
             let behind = w
                 .found
                 .iter()
-                .find(|d| d.order && !board.passed(d.txn, &fp))
+                .find(|d| d.order && !published.passed(board, d.txn, &fp))
                 .copied();
             if let Some(d) = behind {
                 drop(held);
-                wait_passed(board, id, d.txn, &fp, &w.deps)?;
+                wait_passed(board, published, id, d.txn, &fp, &w.deps)?;
                 continue;
             }
             break held;
@@ -196,6 +203,7 @@ impl<V: Variant> Attempt<'_, V> {
                 locks: &w.locks,
                 accesses: &w.decls,
             },
+            op_delay: std::time::Duration::ZERO,
         };
         let out = program.run_piece(p, &mut tx);
         drop(held);
@@ -275,29 +283,6 @@ impl<V: Variant> Attempt<'_, V> {
     }
 }
 
-/// Tries to leave `t`'s list as aborting transaction `id` (restoring the record first if `id`
-/// wrote it); fails while a later entry of another transaction is still on it.
-fn leave(db: &Database<Ic3Record>, id: TxnId, undo: &super::piece::Undo, t: &Touched) -> bool {
-    let m = db.table(t.table).meta(t.rid);
-    if !t.wrote {
-        m.list.lock().retain(|e| e.txn != id);
-        return true;
-    }
-    m.lock.acquire(Mode::Exclusive);
-    let left = {
-        let mut list = m.list.lock();
-        let first = list.iter().position(|e| e.txn == id && e.kind.writes());
-        let later = first.is_some_and(|i| list[i + 1..].iter().any(|e| e.txn != id));
-        if !later {
-            undo.restore(db, t.table, t.rid, id);
-            list.retain(|e| e.txn != id);
-        }
-        !later
-    };
-    m.lock.release(Mode::Exclusive);
-    left
-}
-
 impl<V: Variant> Ic3<V> {
     /// Runs `program` once, to commit or abort (see the module docs).
     pub(super) fn run<P: Program>(&self, w: &mut Ic3Worker, program: &mut P) -> TxResult<()> {
@@ -309,7 +294,8 @@ impl<V: Variant> Ic3<V> {
         w.deps.clear();
         w.touched.clear();
         let shared = self.barrier.shared(w.id);
-        self.board.begin(id, &w.fps);
+        self.published.begin(id, &w.fps);
+        self.board.begin(id);
         let mut attempt = Attempt {
             ic3: self,
             w,

@@ -21,7 +21,8 @@
 //! | [`prefix`]        | prefix locks: key ranges as bitstring prefixes, four counters each | vll (vllr), range_locks |
 //! | [`queue_knobs`]   | the knobs of the TxnQueue loops (`--vll-*`)                        | vll, deterministic (calvin-vll), partitioned |
 //! | [`latch`]         | the spinning latch around a short critical section                 | vll, deterministic (deadlock-free 2PL) |
-//! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking), ic3 |
+//! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking), ic3, callas |
+//! | [`pipeline`]      | early write visibility: per-record access lists, the board of live transactions, per-record undo | ic3, callas |
 //! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3 |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
 //! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
@@ -39,6 +40,7 @@ pub mod latch;
 pub mod lock_manager;
 pub mod lock_request;
 pub mod lock_table;
+pub mod pipeline;
 pub mod plan;
 pub mod prefix;
 pub mod queue_knobs;

@@ -27,7 +27,7 @@
 //! takes its ticket in one; leaving is one more. Fields are 16 bits and wrap (at most 65,535
 //! waiters per record). A waiter spins, then yields, and marks its wait ([`crate::txn::wait`]).
 //! Tickets cannot be given back, so a waiter never gives up: ordered locking has no deadlock to give
-//! up for.
+//! up for ([`TicketLock::try_acquire`] takes no ticket unless it gets in at once).
 
 use super::lock_request::Mode;
 use crate::txn::wait;
@@ -77,6 +77,29 @@ impl TicketLock {
             {
                 Ok(_) if free => return,
                 Ok(_) => return self.wait_turn(next, mode),
+                Err(cur) => w = cur,
+            }
+        }
+    }
+
+    /// Takes the lock in `mode` if nobody holds or waits for it in a conflicting way; otherwise
+    /// takes no ticket and returns `false` (a caller that may not wait here, or must not wait
+    /// without a time limit, polls with it).
+    #[inline]
+    pub fn try_acquire(&self, mode: Mode) -> bool {
+        let mut w = self.0.load(Ordering::Relaxed);
+        loop {
+            let next = field(w, NEXT);
+            let new = match mode {
+                Mode::Shared if field(w, READ) == next => bump(bump(w, NEXT), READ),
+                Mode::Exclusive if field(w, WRITE) == next => bump(w, NEXT),
+                _ => return false,
+            };
+            match self
+                .0
+                .compare_exchange_weak(w, new, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
                 Err(cur) => w = cur,
             }
         }
@@ -156,6 +179,22 @@ mod tests {
             }
             waited
         })
+    }
+
+    #[test]
+    fn try_acquire_gets_in_only_when_nothing_conflicts_and_leaves_no_ticket() {
+        let l = TicketLock::default();
+        assert!(l.try_acquire(Mode::Shared));
+        assert!(l.try_acquire(Mode::Shared));
+        assert!(!l.try_acquire(Mode::Exclusive));
+        l.release(Mode::Shared);
+        l.release(Mode::Shared);
+        assert!(l.is_free(), "a failed try took no ticket");
+        assert!(l.try_acquire(Mode::Exclusive));
+        assert!(!l.try_acquire(Mode::Shared));
+        assert!(!l.try_acquire(Mode::Exclusive));
+        l.release(Mode::Exclusive);
+        assert!(l.is_free());
     }
 
     #[test]

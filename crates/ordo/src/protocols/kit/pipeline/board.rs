@@ -1,13 +1,12 @@
 //! The board of live transactions: one slot per worker, holding what other transactions ask about
-//! the one transaction that worker runs — its state, how many pieces it has finished, what its
-//! pieces touch (their footprints), and whom it waits for.
+//! the one transaction that worker runs — its state, how far it has got, and whom it waits for.
 //!
 //! A worker runs one transaction at a time, so a transaction id (`(worker + 1) << 40 | sequence`)
 //! names its slot, and the slot's one **word** says everything a dependent polls:
 //!
 //! ```text
 //!  bits 24..64  sequence     the transaction the slot holds now (an older one is "gone")
-//!  bits  2..24  progress     pieces finished (a transaction runs its pieces in order)
+//!  bits  2..24  progress     how far it has got (IC3: pieces finished; Callas: ranks passed)
 //!  bits  0..2   status       running · committed · aborting (undoing) · aborted (undone)
 //! ```
 //!
@@ -19,11 +18,9 @@
 //! without a snapshot: a stale read can only show a cycle that just dissolved (a needless abort),
 //! and a real cycle stays put until someone on it sees it.
 
-use super::footprint::Fp;
 use crate::check::TxnId;
 use crate::txn::{wait, AbortReason};
 use crossbeam_utils::{Backoff, CachePadded};
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const SEQ_SHIFT: u32 = 24;
@@ -73,8 +70,6 @@ struct Slot {
     word: AtomicU64,
     /// The id this slot's transaction waits for now (0: none).
     waits_on: AtomicU64,
-    /// The footprint of each of its pieces (see [`super::footprint`]).
-    fps: Mutex<Vec<Fp>>,
 }
 
 /// The board (see the module docs).
@@ -95,14 +90,17 @@ impl Board {
         &self.slots[worker_of(id)]
     }
 
-    /// Puts transaction `id` on its worker's slot, running, with its pieces' footprints.
-    pub fn begin(&self, id: TxnId, fps: &[Fp]) {
+    /// Whether the slot of `id` still holds it (its worker has not gone on to another).
+    #[inline]
+    pub fn holds(&self, id: TxnId) -> bool {
+        self.slots
+            .get(worker_of(id))
+            .is_some_and(|s| s.word.load(Ordering::Acquire) >> SEQ_SHIFT == seq_of(id))
+    }
+
+    /// Puts transaction `id` on its worker's slot, running, with no progress.
+    pub fn begin(&self, id: TxnId) {
         let s = self.slot(id);
-        {
-            let mut f = s.fps.lock();
-            f.clear();
-            f.extend_from_slice(fps);
-        }
         s.waits_on.store(0, Ordering::Relaxed);
         s.word
             .store(seq_of(id) << SEQ_SHIFT | RUNNING, Ordering::Release);
@@ -137,11 +135,23 @@ impl Board {
         s.word.store((w & !STATUS_MASK) | status, Ordering::Release);
     }
 
-    /// `id` finished one more piece.
+    /// `id` got one step further (IC3: finished one more piece).
     pub fn advance(&self, id: TxnId) {
         self.slot(id)
             .word
             .fetch_add(1 << PROGRESS_SHIFT, Ordering::Release);
+    }
+
+    /// `id` got as far as `progress` (never backwards; at most 2^22 - 1).
+    pub fn set_progress(&self, id: TxnId, progress: u32) {
+        let s = self.slot(id);
+        let w = s.word.load(Ordering::Relaxed);
+        debug_assert!(((w >> PROGRESS_SHIFT) & PROGRESS_MASK) as u32 <= progress);
+        let p = (progress as u64).min(PROGRESS_MASK) << PROGRESS_SHIFT;
+        s.word.store(
+            (w & !(PROGRESS_MASK << PROGRESS_SHIFT)) | p,
+            Ordering::Release,
+        );
     }
     /// `id` committed (its writes are final; dependents may commit).
     pub fn committed(&self, id: TxnId) {
@@ -154,35 +164,6 @@ impl Board {
     /// `id` has undone every write and left every access list.
     pub fn aborted(&self, id: TxnId) {
         self.set_status(id, ABORTED);
-    }
-
-    /// Widens the published footprint of piece `piece` of `id` (its declaration touched more than
-    /// the footprint promised).
-    pub fn widen(&self, id: TxnId, piece: usize, fp: Fp) {
-        let mut f = self.slot(id).fps.lock();
-        if let Some(old) = f.get_mut(piece) {
-            *old = old.union(fp);
-        }
-    }
-
-    /// The last piece of `id` that may conflict with a piece of footprint `fp`, if any (IC3's
-    /// static conflict: see [`Fp::conflicts`]). `None` also when `id` has left its slot.
-    pub fn last_conflicting(&self, id: TxnId, fp: &Fp) -> Option<u32> {
-        let s = self.slot(id);
-        let f = s.fps.lock();
-        if s.word.load(Ordering::Acquire) >> SEQ_SHIFT != seq_of(id) {
-            return None;
-        }
-        f.iter().rposition(|p| p.conflicts(fp)).map(|i| i as u32)
-    }
-
-    /// Whether `id` no longer runs a piece that may conflict with `fp`: it finished them all, or it
-    /// is not running any more.
-    pub fn passed(&self, id: TxnId, fp: &Fp) -> bool {
-        match self.state(id) {
-            State::Running(progress) => self.last_conflicting(id, fp).is_none_or(|l| progress > l),
-            _ => true,
-        }
     }
 
     /// Waits, as `me`, for `on` until `ready` holds; every few rounds gives up with what `doomed`

@@ -1,4 +1,4 @@
-//! What IC3 keeps beside each record: the piece lock, and the **access list** of the uncommitted
+//! What a pipelining protocol (IC3, Callas's Runtime Pipelining) keeps beside each record: the piece lock, and the **access list** of the uncommitted
 //! transactions that accessed the record, in the order they did.
 //!
 //! A piece appends an [`Entry`] (its transaction, and whether it read, wrote, or wrote commuting)
@@ -28,13 +28,16 @@
 //! [`deps_of`] says so ([`Undoing`]) and the newcomer lets go of its locks and tries again.
 
 use super::board::{Board, State};
+use super::piece::Undo;
 use crate::check::TxnId;
+use crate::protocols::kit::lock_request::Mode;
 use crate::protocols::kit::ticket::TicketLock;
+use crate::storage::{Database, RowId, TableId};
 use parking_lot::Mutex;
 
 /// The per-record state (the protocol's `Meta`).
 #[derive(Debug, Default)]
-pub struct Ic3Record {
+pub struct PipeRecord {
     /// The piece lock: taken shared or exclusive by a piece, in key order, for the piece's run.
     pub lock: TicketLock,
     /// The uncommitted accessors, oldest first.
@@ -90,11 +93,13 @@ pub struct Undoing;
 
 /// Appends to `out` what an access of kind `kind` by `me` depends on, given the record's `list`
 /// (see the module docs). Transactions that committed (but have not left the list yet) need no
-/// dependency.
+/// dependency. With `anti` false (read committed: anti-dependencies do not order), a writer does
+/// not depend on the readers since the last writer.
 pub fn deps_of(
     list: &[Entry],
     me: TxnId,
     kind: Kind,
+    anti: bool,
     board: &Board,
     out: &mut Vec<Dep>,
 ) -> Result<(), Undoing> {
@@ -117,7 +122,7 @@ pub fn deps_of(
             return Err(Undoing);
         }
         let live = matches!(st, State::Running(_));
-        if kind == Kind::Read && !e.kind.writes() {
+        if !e.kind.writes() && (kind == Kind::Read || !anti) {
             continue;
         }
         if live {
@@ -145,10 +150,40 @@ pub fn merge(deps: &mut Vec<Dep>, d: Dep) {
     }
 }
 
+/// A record a transaction touched, and whether it wrote it.
+#[derive(Clone, Copy, Debug)]
+pub struct Touched {
+    pub table: TableId,
+    pub rid: RowId,
+    pub wrote: bool,
+}
+
+/// Tries to leave `t`'s list as aborting transaction `id` (restoring the record first if `id`
+/// wrote it); fails while a later entry of another transaction is still on it.
+pub fn leave(db: &Database<PipeRecord>, id: TxnId, undo: &Undo, t: &Touched) -> bool {
+    let m = db.table(t.table).meta(t.rid);
+    if !t.wrote {
+        m.list.lock().retain(|e| e.txn != id);
+        return true;
+    }
+    m.lock.acquire(Mode::Exclusive);
+    let left = {
+        let mut list = m.list.lock();
+        let first = list.iter().position(|e| e.txn == id && e.kind.writes());
+        let later = first.is_some_and(|i| list[i + 1..].iter().any(|e| e.txn != id));
+        if !later {
+            undo.restore(db, t.table, t.rid, id);
+            list.retain(|e| e.txn != id);
+        }
+        !later
+    };
+    m.lock.release(Mode::Exclusive);
+    left
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocols::ic3::footprint::Fp;
 
     const A: TxnId = 1 << 40 | 1;
     const B: TxnId = 2 << 40 | 1;
@@ -158,7 +193,7 @@ mod tests {
     fn board() -> Board {
         let b = Board::new(4);
         for id in [A, B, C, ME] {
-            b.begin(id, &[Fp::ALL]);
+            b.begin(id);
         }
         b
     }
@@ -167,7 +202,7 @@ mod tests {
     }
     fn deps(list: &[Entry], kind: Kind, b: &Board) -> Vec<(TxnId, bool, bool)> {
         let mut out = Vec::new();
-        deps_of(list, ME, kind, b, &mut out).unwrap();
+        deps_of(list, ME, kind, true, b, &mut out).unwrap();
         out.iter().map(|d| (d.txn, d.hard, d.order)).collect()
     }
 
@@ -195,6 +230,15 @@ mod tests {
     }
 
     #[test]
+    fn without_anti_dependencies_a_writer_skips_the_readers() {
+        let b = board();
+        let list = [e(A, Kind::Write), e(B, Kind::Read)];
+        let mut out = Vec::new();
+        deps_of(&list, ME, Kind::Write, false, &b, &mut out).unwrap();
+        assert_eq!(out.iter().map(|d| d.txn).collect::<Vec<_>>(), vec![A]);
+    }
+
+    #[test]
     fn own_writes_end_the_scan_and_committed_ones_need_no_dependency() {
         let b = board();
         let list = [e(A, Kind::Write), e(ME, Kind::Write), e(B, Kind::Read)];
@@ -218,7 +262,7 @@ mod tests {
         b.aborting(A);
         let mut out = Vec::new();
         assert_eq!(
-            deps_of(&[e(A, Kind::Write)], ME, Kind::Read, &b, &mut out),
+            deps_of(&[e(A, Kind::Write)], ME, Kind::Read, true, &b, &mut out),
             Err(Undoing)
         );
         // An aborting reader is no obstacle (it has nothing to undo here).

@@ -8,11 +8,11 @@
 //! and runs on the rows directly ([`PieceTx`] with [`Cover::All`]), undoing its own writes on
 //! abort.
 
-use super::access_list::Ic3Record;
-use super::piece::{PieceTx, Run};
 use crate::check::TxnId;
 use crate::protocols::kit::barrier::Exclusive;
 use crate::protocols::kit::exec::Cover;
+use crate::protocols::kit::pipeline::access_list::PipeRecord;
+use crate::protocols::kit::pipeline::piece::{PieceTx, Run};
 use crate::storage::{ColumnSet, Database, RowMut, RowRef, TableId};
 use crate::txn::{Tx, TxResult};
 
@@ -27,7 +27,7 @@ pub struct Alone<'w> {
 impl<'w> Alone<'w> {
     /// Transaction `id`, run by `run`'s executor under `all`.
     pub fn new(
-        db: &'w Database<Ic3Record>,
+        db: &'w Database<PipeRecord>,
         run: &'w mut Run,
         id: TxnId,
         all: Exclusive<'w>,
@@ -39,6 +39,7 @@ impl<'w> Alone<'w> {
                 db,
                 run,
                 cover: Cover::All,
+                op_delay: std::time::Duration::ZERO,
             },
             ended: false,
             _all: all,

@@ -8,7 +8,7 @@
 //! outside it fails with the retryable `Validation`.
 //!
 //! **Why per record.** The kit's undo log rolls a whole transaction back at once, newest write
-//! first — right when nobody else wrote the records meanwhile. Under IC3 others may have: a
+//! first — right when nobody else wrote the records meanwhile. Under early write visibility (IC3, Callas) others may have: a
 //! piece's writes are visible once the piece ends, and a later transaction may overwrite them
 //! (it then depends on this one and will abort with it). Restoring this transaction's old image
 //! of a record must wait until everyone after it on that record has undone theirs; different
@@ -16,7 +16,7 @@
 //! as they were before the transaction's first write of it, and restores each record on its own
 //! ([`Undo::restore`]).
 
-use super::access_list::Ic3Record;
+use super::access_list::PipeRecord;
 use crate::check::TxnId;
 use crate::protocols::kit::exec::Cover;
 use crate::protocols::kit::inplace::{InPlace, Install};
@@ -138,12 +138,22 @@ impl Run {
 
 /// The [`Tx`] a piece runs against (and, with [`Cover::All`], a transaction that runs alone).
 pub struct PieceTx<'a> {
-    pub db: &'a Database<Ic3Record>,
+    pub db: &'a Database<PipeRecord>,
     pub run: &'a mut Run,
     pub cover: Cover<'a>,
+    /// Slept after each operation, the piece's locks held (`--op-delay-us`; zero: no sleep).
+    pub op_delay: std::time::Duration,
 }
 
 impl PieceTx<'_> {
+    /// The operation delay, after an operation.
+    #[inline]
+    fn after_op(&self) {
+        if !self.op_delay.is_zero() {
+            std::thread::sleep(self.op_delay);
+        }
+    }
+
     #[inline]
     fn check(&mut self, table: TableId, key: u64, write: bool) -> TxResult<()> {
         let t = self.db.table(table);
@@ -173,6 +183,7 @@ impl Tx for PieceTx<'_> {
 
     fn get(&mut self, table: TableId, key: u64, cols: ColumnSet) -> TxResult<Option<RowRef<'_>>> {
         self.check(table, key, false)?;
+        self.after_op();
         let t = self.db.table(table);
         Ok(self.run.exec.get(t, key, None, cols))
     }
@@ -185,6 +196,7 @@ impl Tx for PieceTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
         self.check(table, key, true)?;
+        self.after_op();
         let t = self.db.table(table);
         let Some(rid) = t.lookup(key) else {
             self.run.exec.rec.read(table, key, ABSENT);
@@ -209,6 +221,7 @@ impl Tx for PieceTx<'_> {
         f: impl FnOnce(&mut RowMut<'_>),
     ) -> TxResult<()> {
         self.check(table, key, true)?;
+        self.after_op();
         let t = self.db.table(table);
         let rid = t.lookup(key).unwrap_or_else(|| t.get_or_create(key).0);
         let v = t.version(rid).load(Ordering::Acquire);
@@ -228,6 +241,7 @@ impl Tx for PieceTx<'_> {
 
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         self.check(table, key, true)?;
+        self.after_op();
         let t = self.db.table(table);
         let Some(rid) = t.lookup(key) else {
             self.run.exec.rec.read(table, key, ABSENT);
@@ -267,6 +281,7 @@ impl Tx for PieceTx<'_> {
         if !t.is_read_only() && !self.cover.allows_range(table, lo, hi) {
             return Err(stray(format!("table {table} range {lo}..={hi}")));
         }
+        self.after_op();
         self.run.exec.scan(t, lo, hi, cols, f);
         Ok(())
     }

@@ -1,0 +1,629 @@
+//! One Callas transaction: its stages, each a mini-transaction under nexus and piece locks; its
+//! commit after the group members it depends on; its release of nexus locks after theirs.
+//!
+//! ```text
+//!  Stage s (ranks lo..=hi):                                        (§4.4.1, "Enforcing safety")
+//!    for Tj in deps(T), ordered: wait until Tj passed hi (ran a stage of rank > hi, or ended)
+//!    for each piece p of s, in order:
+//!      decl ← declare(p)                     (more than the type's shape: abort, learn alone)
+//!      nexus-lock decl's rows, own group, R or W        (FIFO; other groups' conflicts wait)
+//!      piece-lock decl's rows (held to the end of s)    (first piece: in key order, waiting;
+//!                                                         later pieces: try, until the timeout)
+//!      deps(T) ∪= what each row's access list makes T depend on; run p
+//!    commit delay; progress(T) ← lo of the next stage; unlock the piece locks
+//!  Commit:   wait until every Tj in deps(T) ended (a hard one aborted: abort, cascading)
+//!  Release:  wait until every Tj T depended on released its nexus locks (Release Order);
+//!            leave the access lists; unlock the nexus locks
+//!  Abort:    undo record by record, once later accessors have undone theirs; leave; unlock
+//! ```
+
+use super::nexus::NexusMode;
+use super::plans::{shape_of, Known, StageRun};
+use super::{Callas, Level};
+use crate::check::TxnId;
+use crate::protocols::kit::exec::Cover;
+use crate::protocols::kit::lock_table::Outcome;
+use crate::protocols::kit::pipeline::access_list::{
+    deps_of, leave, merge, Dep, Entry, Kind, Touched,
+};
+use crate::protocols::kit::pipeline::board::{worker_of, Board, State};
+use crate::protocols::kit::pipeline::piece::{PieceTx, Run};
+use crate::protocols::kit::plan::{locks_of, LockRequest, Mode};
+use crate::storage::{RowId, TableId};
+use crate::txn::{wait, Abort, AbortReason, Access, Program, TxResult, TxnIds};
+use crossbeam_utils::Backoff;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Progress of a transaction with no ranked stage left.
+const DONE: u32 = (1 << 22) - 1;
+
+/// Per-thread state: ids, the executor and undo log, the plans it uses, reusable buffers.
+pub struct CallasWorker {
+    id: u32,
+    pub(super) ids: TxnIds,
+    pub(super) run: Run,
+    decls: Vec<Access>,
+    locks: Vec<LockRequest>,
+    /// Piece locks the running stage holds.
+    held: Vec<(TableId, RowId, Mode)>,
+    /// Nexus locks the transaction holds, and whether in write mode.
+    nexus: Vec<(TableId, RowId, bool)>,
+    deps: Vec<Dep>,
+    found: Vec<Dep>,
+    /// Committed transactions whose accesses it followed: it releases after them.
+    after: Vec<TxnId>,
+    touched: Vec<Touched>,
+    scratch: Vec<usize>,
+    cache: HashMap<&'static str, Arc<Known>>,
+    version: u64,
+    /// The last attempt rolled back in a cascade: this one reads no uncommitted write.
+    clean: bool,
+}
+
+impl CallasWorker {
+    pub(super) fn new(id: u32, ids: TxnIds, recording: bool) -> Self {
+        CallasWorker {
+            id,
+            ids,
+            run: Run::new(id, recording),
+            decls: Vec::new(),
+            locks: Vec::new(),
+            held: Vec::new(),
+            nexus: Vec::new(),
+            deps: Vec::new(),
+            found: Vec::new(),
+            after: Vec::new(),
+            touched: Vec::new(),
+            scratch: Vec::new(),
+            cache: HashMap::new(),
+            version: u64::MAX,
+            clean: false,
+        }
+    }
+}
+
+/// Why an attempt stopped before it committed.
+enum Stop {
+    Abort(Abort),
+    /// A piece declared more than its type's shape, or a range too wide to lock: run alone, learn.
+    Learn,
+}
+
+impl From<Abort> for Stop {
+    fn from(a: Abort) -> Self {
+        Stop::Abort(a)
+    }
+}
+
+impl From<AbortReason> for Stop {
+    fn from(r: AbortReason) -> Self {
+        Stop::Abort(Abort::new(r))
+    }
+}
+
+/// `Cascade` if a hard dependency of `deps` aborted.
+fn doomed(board: &Board, deps: &[Dep]) -> Option<AbortReason> {
+    deps.iter()
+        .any(|d| d.hard && board.state(d.txn).aborted())
+        .then_some(AbortReason::Cascade)
+}
+
+/// Whether `on` will touch no rank ≤ `hi` any more (or is not running).
+fn passed(board: &Board, on: TxnId, hi: u32) -> bool {
+    match board.state(on) {
+        State::Running(progress) => progress > hi,
+        _ => true,
+    }
+}
+
+/// The lowest rank of the first ranked stage of `stages[from..]`.
+fn next_lo(stages: &[StageRun], from: usize) -> u32 {
+    stages[from..]
+        .iter()
+        .find_map(|s| s.ranks.map(|r| r.0))
+        .unwrap_or(DONE)
+}
+
+/// A transaction in flight; dropped before it ended (a program panicked), it aborts.
+struct Attempt<'a, L: Level> {
+    c: &'a Callas<L>,
+    w: &'a mut CallasWorker,
+    known: &'a Known,
+    group: u8,
+    ended: bool,
+}
+
+impl<L: Level> Drop for Attempt<'_, L> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.release_pieces();
+            self.abort();
+        }
+    }
+}
+
+impl<L: Level> Attempt<'_, L> {
+    fn id(&self) -> TxnId {
+        self.w.run.id
+    }
+
+    fn stages<P: Program>(&mut self, program: &mut P, stages: &[StageRun]) -> Result<(), Stop> {
+        for (k, s) in stages.iter().enumerate() {
+            self.stage(program, stages, k, s)?;
+        }
+        Ok(())
+    }
+
+    /// Runs stage `k` (see the module docs).
+    fn stage<P: Program>(
+        &mut self,
+        program: &mut P,
+        stages: &[StageRun],
+        k: usize,
+        s: &StageRun,
+    ) -> Result<(), Stop> {
+        let (board, id) = (&self.c.board, self.id());
+        if let Some((_, hi)) = s.ranks {
+            for i in 0..self.w.deps.len() {
+                let d = self.w.deps[i];
+                if d.order {
+                    let deps = &self.w.deps;
+                    board.wait(id, d.txn, |b| passed(b, d.txn, hi), |b| doomed(b, deps))?;
+                }
+            }
+        }
+        // A program of the type with fewer pieces than its shape (the shape is the union of
+        // every instance seen) skips the pieces it does not have.
+        let n = program.pieces();
+        let out = s
+            .pieces
+            .iter()
+            .filter(|&&p| p < n)
+            .enumerate()
+            .try_for_each(|(j, &p)| self.piece(program, s, p, j == 0));
+        if out.is_ok() {
+            self.c.delay.before_release();
+            board.set_progress(id, next_lo(stages, k + 1));
+        }
+        self.release_pieces();
+        out
+    }
+
+    /// Runs piece `p` of stage `s` (`first`: nothing of the stage ran yet).
+    fn piece<P: Program>(
+        &mut self,
+        program: &mut P,
+        s: &StageRun,
+        p: usize,
+        first: bool,
+    ) -> Result<(), Stop> {
+        let c = self.c;
+        let (db, board) = (&c.db, &c.board);
+        let id = self.id();
+        let w = &mut *self.w;
+        w.decls.clear();
+        program.declare(p, &mut w.decls);
+        if !self.known.shape.pieces[p].covers(&shape_of(db, &w.decls)) {
+            return Err(Stop::Learn);
+        }
+        if locks_of(db, &w.decls, true, &mut w.locks)? {
+            return Err(Stop::Learn);
+        }
+        w.locks.sort_unstable_by_key(|l| (l.table, l.key));
+        let comm = c.plans.commutativity() && program.commutes(p);
+        // Nexus locks first: conflicts with other groups wait here.
+        for i in 0..self.w.locks.len() {
+            let l = &self.w.locks[i];
+            let (table, rid, write) = (l.table, l.rid, l.mode == Mode::Exclusive);
+            self.nexus_lock(table, rid, write)?;
+        }
+        let w = &mut *self.w;
+        let lock_mode = |l: &LockRequest| {
+            if s.writes & (1 << (l.table as u64 % 64)) != 0 {
+                Mode::Exclusive
+            } else {
+                l.mode
+            }
+        };
+        let ranks_hi = s.ranks.map(|r| r.1);
+        if first {
+            // Nothing of the stage ran: wait for the locks in key order, and for a dependency
+            // found that has not passed the stage's ranks without them, as IC3 does.
+            loop {
+                for l in &w.locks {
+                    db.table(l.table).meta(l.rid).lock.acquire(lock_mode(l));
+                    w.held.push((l.table, l.rid, lock_mode(l)));
+                }
+                w.found.clear();
+                let undoing = look(c, w, id, comm).is_err();
+                let behind = w
+                    .found
+                    .iter()
+                    .find(|d| {
+                        (d.order && ranks_hi.is_some_and(|hi| !passed(board, d.txn, hi)))
+                            || (w.clean
+                                && d.hard
+                                && matches!(board.state(d.txn), State::Running(_)))
+                    })
+                    .copied();
+                if !undoing && behind.is_none() {
+                    break;
+                }
+                release(c, &mut w.held);
+                if let Some(r) = doomed(board, &w.deps) {
+                    return Err(r.into());
+                }
+                match behind {
+                    Some(d) if w.clean && d.hard => board.wait(
+                        id,
+                        d.txn,
+                        |b| !matches!(b.state(d.txn), State::Running(_)),
+                        |b| doomed(b, &w.deps),
+                    )?,
+                    Some(d) => {
+                        let hi = ranks_hi.unwrap_or(DONE);
+                        board.wait(id, d.txn, |b| passed(b, d.txn, hi), |b| doomed(b, &w.deps))?
+                    }
+                    None => std::thread::yield_now(),
+                }
+            }
+        } else {
+            // Earlier pieces of the stage ran: no waiting without a limit while holding them.
+            for i in 0..w.locks.len() {
+                let l = &w.locks[i];
+                let (table, rid, mode) = (l.table, l.rid, lock_mode(l));
+                match w.held.iter().find(|h| h.0 == table && h.1 == rid) {
+                    Some(h) if h.2 == Mode::Exclusive || mode == Mode::Shared => continue,
+                    // A read then a write of one row in one stage that the shape did not
+                    // foresee: learn again.
+                    Some(_) => return Err(Stop::Learn),
+                    None => {}
+                }
+                try_lock(c, table, rid, mode)?;
+                w.held.push((table, rid, mode));
+            }
+            w.found.clear();
+            if look(c, w, id, comm).is_err() {
+                // An aborting writer must undo a row whose lock this stage keeps: give way.
+                return Err(AbortReason::Deadlock.into());
+            }
+        }
+        for l in &w.locks {
+            let kind = Kind::of(l.mode == Mode::Exclusive, comm);
+            db.table(l.table)
+                .meta(l.rid)
+                .list
+                .lock()
+                .push(Entry { txn: id, kind });
+            w.touched.push(Touched {
+                table: l.table,
+                rid: l.rid,
+                wrote: kind.writes(),
+            });
+        }
+        for d in w.found.drain(..) {
+            merge(&mut w.deps, d);
+        }
+        let mut tx = PieceTx {
+            db,
+            run: &mut w.run,
+            cover: Cover::Keys {
+                locks: &w.locks,
+                accesses: &w.decls,
+            },
+            op_delay: c.delay.op,
+        };
+        program.run_piece(p, &mut tx)?;
+        Ok(())
+    }
+
+    /// Takes (or strengthens) the nexus lock of `(table, rid)`.
+    fn nexus_lock(&mut self, table: TableId, rid: RowId, write: bool) -> Result<(), AbortReason> {
+        let w = &mut *self.w;
+        let pos = w.nexus.iter().position(|n| n.0 == table && n.1 == rid);
+        if let Some(i) = pos {
+            if w.nexus[i].2 || !write {
+                return Ok(());
+            }
+        }
+        let mode = NexusMode {
+            group: self.group,
+            write,
+        };
+        let locks = &self.c.nexus;
+        match locks.lock(w.id, table, rid, mode, true) {
+            Outcome::Granted => {}
+            Outcome::Waiting => {
+                let waiting = wait::blocked();
+                let backoff = Backoff::new();
+                let start = Instant::now();
+                while !locks.is_granted(w.id, table, rid, mode) {
+                    if start.elapsed() > self.c.timeout || waiting.canceled() {
+                        if locks.withdraw(w.id, table, rid) {
+                            return Err(AbortReason::Deadlock);
+                        }
+                        break;
+                    }
+                    backoff.snooze();
+                    waiting.round();
+                }
+            }
+            Outcome::Conflict => return Err(AbortReason::Deadlock),
+        }
+        match pos {
+            Some(i) => w.nexus[i].2 = true,
+            None => w.nexus.push((table, rid, write)),
+        }
+        Ok(())
+    }
+
+    /// Unlocks the running stage's piece locks.
+    fn release_pieces(&mut self) {
+        release(self.c, &mut self.w.held);
+    }
+
+    /// Waits for every dependency to end, then commits.
+    fn commit(&mut self) -> Result<(), Abort> {
+        let board = &self.c.board;
+        let id = self.id();
+        let w = &mut *self.w;
+        for i in 0..w.deps.len() {
+            let d = w.deps[i];
+            board
+                .wait(
+                    id,
+                    d.txn,
+                    |b| !matches!(b.state(d.txn), State::Running(_)),
+                    |b| doomed(b, &w.deps),
+                )
+                .map_err(Abort::new)?;
+            if d.hard && board.state(d.txn).aborted() {
+                return Err(Abort::new(AbortReason::Cascade));
+            }
+        }
+        board.committed(id);
+        w.run.end(&self.c.db, true);
+        Ok(())
+    }
+
+    /// After the commit: the Nexus Lock Release Order, then leave the lists and unlock.
+    fn release(&mut self) {
+        self.ended = true;
+        let c = self.c;
+        let w = &mut *self.w;
+        let backoff = Backoff::new();
+        for t in w.deps.iter().map(|d| d.txn).chain(w.after.iter().copied()) {
+            while !released(c, t) {
+                backoff.snooze();
+            }
+        }
+        let id = w.run.id;
+        w.touched.sort_unstable_by_key(|t| (t.table, t.rid));
+        w.touched.dedup_by_key(|t| (t.table, t.rid));
+        for t in w.touched.drain(..) {
+            c.db.table(t.table)
+                .meta(t.rid)
+                .list
+                .lock()
+                .retain(|e| e.txn != id);
+        }
+        self.unlock_nexus();
+    }
+
+    fn unlock_nexus(&mut self) {
+        let c = self.c;
+        let w = &mut *self.w;
+        for (table, rid, _) in w.nexus.drain(..) {
+            c.nexus.unlock(w.id, table, rid);
+        }
+        c.released[w.id as usize].store(w.run.id, Ordering::Release);
+    }
+
+    /// Aborts: undoes each record written once everyone after it on the record has undone theirs,
+    /// leaves every list, unlocks the nexus locks.
+    fn abort(&mut self) {
+        self.ended = true;
+        let c = self.c;
+        let db = &c.db;
+        let w = &mut *self.w;
+        let id = w.run.id;
+        c.board.aborting(id);
+        w.touched
+            .sort_unstable_by_key(|t| (t.table, t.rid, !t.wrote));
+        w.touched.dedup_by_key(|t| (t.table, t.rid));
+        let backoff = Backoff::new();
+        loop {
+            let undo = &w.run.undo;
+            w.touched.retain(|t| !leave(db, id, undo, t));
+            if w.touched.is_empty() {
+                break;
+            }
+            backoff.snooze();
+        }
+        w.run.end(db, false);
+        c.board.aborted(id);
+        self.unlock_nexus();
+    }
+}
+
+/// Whether `t` has released its nexus locks (its worker has gone past it).
+fn released<L: Level>(c: &Callas<L>, t: TxnId) -> bool {
+    c.released
+        .get(worker_of(t))
+        .is_none_or(|r| r.load(Ordering::Acquire) >= t)
+}
+
+/// Unlocks the piece locks in `held`.
+fn release<L: Level>(c: &Callas<L>, held: &mut Vec<(TableId, RowId, Mode)>) {
+    for (table, rid, mode) in held.drain(..).rev() {
+        c.db.table(table).meta(rid).lock.release(mode);
+    }
+}
+
+/// Takes a piece lock without waiting longer than the lock-wait timeout.
+fn try_lock<L: Level>(
+    c: &Callas<L>,
+    table: TableId,
+    rid: RowId,
+    mode: Mode,
+) -> Result<(), AbortReason> {
+    let lock = &c.db.table(table).meta(rid).lock;
+    if lock.try_acquire(mode) {
+        return Ok(());
+    }
+    let waiting = wait::blocked();
+    let backoff = Backoff::new();
+    let start = Instant::now();
+    loop {
+        backoff.snooze();
+        waiting.round();
+        if lock.try_acquire(mode) {
+            return Ok(());
+        }
+        if start.elapsed() > c.timeout || waiting.canceled() {
+            return Err(AbortReason::Deadlock);
+        }
+    }
+}
+
+/// Finds what the piece's locked rows make `id` depend on (into `w.found`) and which committed
+/// transactions it follows (into `w.after`); `Err` if a row is being undone.
+fn look<L: Level>(c: &Callas<L>, w: &mut CallasWorker, id: TxnId, comm: bool) -> Result<(), ()> {
+    let board = &c.board;
+    for l in &w.locks {
+        let kind = Kind::of(l.mode == Mode::Exclusive, comm);
+        let list = c.db.table(l.table).meta(l.rid).list.lock();
+        if deps_of(&list, id, kind, L::ANTI, board, &mut w.found).is_err() {
+            return Err(());
+        }
+        for e in list.iter() {
+            if e.txn != id && board.state(e.txn) == State::Committed && !w.after.contains(&e.txn) {
+                w.after.push(e.txn);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<L: Level> Callas<L> {
+    /// The plan of `program`'s type for worker `w` (its cache, refreshed when the plans moved).
+    fn known<P: Program>(&self, w: &mut CallasWorker, program: &P) -> Option<Arc<Known>> {
+        let v = self.plans.version();
+        if v != w.version {
+            w.cache.clear();
+            w.version = v;
+        }
+        let name = program.name();
+        if let Some(k) = w.cache.get(name) {
+            return Some(k.clone());
+        }
+        let k = self.plans.get(name)?;
+        w.cache.insert(name, k.clone());
+        Some(k)
+    }
+
+    /// Runs `program` once, to commit or abort (see the module docs).
+    pub(super) fn run<P: Program>(&self, w: &mut CallasWorker, program: &mut P) -> TxResult<()> {
+        let Some(known) = self.known(w, program) else {
+            return self.learn_alone(w, program);
+        };
+        if known.shape.pieces.len() < program.pieces() {
+            return self.learn_alone(w, program);
+        }
+        let id = w.ids.next_id();
+        w.run.id = id;
+        w.deps.clear();
+        w.after.clear();
+        w.touched.clear();
+        w.nexus.clear();
+        let group = known.group;
+        let stages = if self.plans.safe(group) {
+            &known.safe
+        } else {
+            &known.stages
+        };
+        let shared = self.barrier.shared(w.id);
+        self.board.begin(id);
+        self.board.set_progress(id, next_lo(stages, 0));
+        let mut attempt = Attempt {
+            c: self,
+            w,
+            known: &known,
+            group,
+            ended: false,
+        };
+        let out = attempt
+            .stages(program, stages)
+            .and_then(|()| attempt.commit().map_err(Stop::from));
+        match out {
+            Ok(()) => attempt.release(),
+            Err(_) => attempt.abort(),
+        }
+        drop(attempt);
+        drop(shared);
+        match out {
+            Ok(()) => {
+                w.clean = false;
+                self.plans.ended(group, false);
+                Ok(())
+            }
+            Err(Stop::Abort(a)) => {
+                w.clean = a.reason == AbortReason::Cascade;
+                self.plans.ended(group, a.reason == AbortReason::User);
+                Err(a)
+            }
+            Err(Stop::Learn) => self.learn_alone(w, program),
+        }
+    }
+
+    /// Runs `program` alone, holding the whole database, and learns what its pieces declare.
+    fn learn_alone<P: Program>(&self, w: &mut CallasWorker, program: &mut P) -> TxResult<()> {
+        let all = self.barrier.exclusive();
+        let id = w.ids.next_id();
+        w.run.id = id;
+        w.run.undo.clear();
+        let n = program.pieces();
+        let mut shape = super::analysis::TypeShape {
+            name: program.name(),
+            pieces: Vec::with_capacity(n),
+            commit_point: program.commit_point(),
+        };
+        for p in 0..n {
+            w.scratch.clear();
+            program.depends_on(p, &mut w.scratch);
+            shape.pieces.push(super::analysis::PieceShape {
+                commutes: program.commutes(p),
+                depends_on: w.scratch.clone(),
+                ..Default::default()
+            });
+        }
+        let mut out = Ok(());
+        for p in 0..n {
+            w.decls.clear();
+            program.declare(p, &mut w.decls);
+            let mut s = shape_of(&self.db, &w.decls);
+            s.commutes = shape.pieces[p].commutes;
+            shape.pieces[p].widen(&s);
+            let mut tx = PieceTx {
+                db: &self.db,
+                run: &mut w.run,
+                cover: Cover::All,
+                op_delay: self.delay.op,
+            };
+            if let Err(e) = program.run_piece(p, &mut tx) {
+                out = Err(e);
+                break;
+            }
+        }
+        if out.is_ok() {
+            self.delay.before_release();
+        }
+        w.run.finish(&self.db, out.is_ok());
+        self.plans.learn(shape);
+        drop(all);
+        out
+    }
+}
