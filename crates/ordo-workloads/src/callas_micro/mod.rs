@@ -205,7 +205,7 @@ impl CallasMicroConfig {
             ));
         }
         let p = self.private_rows;
-        if p == 0 || p % PRIVATE_OPS as u64 != 0 || p > MAX_PRIVATE_ROWS {
+        if p == 0 || !p.is_multiple_of(PRIVATE_OPS as u64) || p > MAX_PRIVATE_ROWS {
             return Err(Error::Unrunnable(format!(
                 "private rows per worker must be a positive multiple of {PRIVATE_OPS} up to \
                  {MAX_PRIVATE_ROWS}, got {p}"
