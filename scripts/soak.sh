@@ -34,6 +34,8 @@ WORKLOADS=(
   "-w vll-micro --ci 0.05 --records 4000 --partitions 4 --multi-partition 50 --vll-blocked-limit 2"
   "-w vll-micro --ci 0.1 --records 2000 --partitions 2 --multi-partition 50 --remote-wait 20"
   "-w pwv-micro --records 1000 --hot-position 9"
+  "-w callas-micro --variant contention --shared-rows 2"
+  "-w callas-micro --variant rollback --rollback-pct 20"
   "-w ycsb --rows 200 --theta 0.9 --rmw --ops 8 --commit-point 4 --abort-ratio 0.2"
   "-w tpcc --warehouses 2 --tiny --mix pwv --remote-new-order 50"
 )

@@ -16,12 +16,13 @@
 //! defaults for each [`Purpose`], and a constructor from [`Settings`]); the catalogue below lists it
 //! once. Adding a workload is its module and one entry here. Two workloads may share an option
 //! (`-w vll-range` takes `-w vll-micro`'s `--long`, `-w pwv-micro` its `--records`, `-w
-//! subscriber-scan` `-w tatp`'s `--subscribers`; `-w tpcc++`
-//! takes every `-w tpcc` option) by listing the same declaration.
+//! subscriber-scan` `-w tatp`'s `--subscribers`, `-w callas-micro` `-w salt-micro`'s `--variant`,
+//! whose choices name both workloads' variants; `-w tpcc++` takes every `-w tpcc` option) by
+//! listing the same declaration.
 
 use crate::{
-    pwv_micro, salt_micro, sibench, smallbank, subscriber_scan, tatp, ticketing, tpcc, vll_micro,
-    vll_range, ycsb,
+    callas_micro, pwv_micro, salt_micro, sibench, smallbank, subscriber_scan, tatp, ticketing,
+    tpcc, vll_micro, vll_range, ycsb,
 };
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
@@ -190,6 +191,13 @@ catalog! {
         source: "Xie, PhD thesis 2016, section 3.6 (Fusion Ticket set-up)",
         options: ticketing::options::OPTIONS,
         build: ticketing::Ticketing::from_settings,
+    },
+    CallasMicro(callas_micro::CallasMicro) {
+        name: "callas-micro",
+        summary: "Callas's microbenchmarks: nexus-lock overhead, frequency and contention across groups (T1, T2), application rollbacks (--variant nexus|frequency|contention|rollback)",
+        source: "Xie, PhD thesis 2016, sections 4.6.4-4.6.6 (Figs. 4.11-4.14)",
+        options: callas_micro::options::OPTIONS,
+        build: callas_micro::CallasMicro::from_settings,
     },
     Tpcc(tpcc::Tpcc) {
         name: "tpcc",

@@ -12,6 +12,9 @@
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
 //! * [`ticketing`] — ticket sales after Salt's Fusion Ticket set-up (one event, two categories of
 //!   10,000 seats; create-order BASE-ified; no seat sold twice, counts match).
+//! * [`callas_micro`] — Callas's microbenchmarks (nexus-lock overhead, execution frequency and
+//!   contention across groups, application rollbacks; Xie 2016 §4.6.4–4.6.6), one piece per
+//!   operation, each transaction type named for grouping.
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
 //! * [`subscriber_scan`] — DIBS's SubscriberScan: reads and updates of the rows a disjunctive
 //!   predicate on TATP's subscriber names (§4.1).
@@ -21,6 +24,7 @@
 //! builds one from the options given. A configuration a workload cannot run is an [`Error`], which
 //! names the option at fault.
 
+pub mod callas_micro;
 pub mod catalog;
 pub mod error;
 pub mod inspect;

@@ -1,5 +1,5 @@
 //! SmallBank, SIBENCH, TATP, the VLL range micro-benchmark, the PWV write-visibility
-//! micro-benchmark, Salt's microbenchmarks and ticketing under every registered protocol,
+//! micro-benchmark, Salt's and Callas's microbenchmarks and ticketing under every registered protocol,
 //! contended and multi-threaded, with the history recorded and judged by the checker: serializable
 //! protocols produce no anomaly and keep each workload's invariants; `nocc` breaks them (so the
 //! checks can fail).
@@ -7,6 +7,7 @@
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig, Workload};
 use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo_workloads::callas_micro::{self, CallasMicro, CallasMicroConfig};
 use ordo_workloads::pwv_micro::{PwvMicro, PwvMicroConfig};
 use ordo_workloads::salt_micro::{SaltMicro, SaltMicroConfig, Variant};
 use ordo_workloads::sibench::{SiBench, SiBenchConfig};
@@ -257,4 +258,35 @@ fn salt_micro_and_ticketing_under_the_salt_protocols_at_serializable() {
     }
     at_ser(&salt_micro_small());
     at_ser(&ticketing_small());
+}
+
+/// Callas's microbenchmarks, contended: `contention` on 2 shared rows (T1 and T2 meet on them, and
+/// each type on its own 10 rows) and `rollback` with 20% of the Checks rolled back by their own
+/// logic after updating a[i] and b[i] (the commit point is c[i]'s piece).
+fn callas_micro_small(
+    variant: callas_micro::Variant,
+    shared_rows: u64,
+    rollback_pct: f64,
+) -> CallasMicro {
+    CallasMicro::new(CallasMicroConfig {
+        shared_rows,
+        rollback_pct,
+        ..callas_micro::options::defaults(variant, ordo_workloads::Purpose::Verify)
+    })
+    .unwrap()
+}
+
+#[test]
+fn callas_micro_is_serializable_and_keeps_its_invariants_under_every_serializable_protocol() {
+    use callas_micro::Variant;
+    serializable_everywhere(
+        &callas_micro_small(Variant::Contention, 2, 0.0),
+        2_000,
+        1_000,
+    );
+    serializable_everywhere(
+        &callas_micro_small(Variant::Rollback, 10, 20.0),
+        2_000,
+        1_000,
+    );
 }

@@ -9,11 +9,23 @@ use ordo::options::{OptionSpec, Settings, ValueKind};
 pub const VARIANT: OptionSpec = OptionSpec::new(
     "variant",
     "V",
-    ValueKind::Choice(&["ratio", "position", "rw"]),
+    ValueKind::Choice(&[
+        "ratio",
+        "position",
+        "rw",
+        "nexus",
+        "frequency",
+        "contention",
+        "rollback",
+    ]),
     "salt-micro: which of Salt's microbenchmarks (Xie 2016, §3.6.3): ratio (5 updates among \
      --contended-rows rows, Fig. 3.10), position (10 updates, one on a shared row with \
      --ops-after updates after it, Fig. 3.11; the default), rw (5 reads or 5 updates of 100 rows, \
-     --read-only-pct read-only, Fig. 3.12).",
+     --read-only-pct read-only, Fig. 3.12). callas-micro: which of Callas's (§4.6.4-4.6.6): nexus \
+     (nexus-lock overhead, --contention none|high, Fig. 4.11), frequency (T1 and T2 meet on 10 \
+     shared rows, --t1-share of them T1, Fig. 4.12; the default), contention (1 of --shared-rows \
+     shared rows, 1 of 10 rows of the type's own table, Fig. 4.13), rollback (check-and-update \
+     a[i], b[i], c[i], c's check failing --rollback-pct of the time, Fig. 4.14).",
 );
 
 pub const ROWS: OptionSpec = OptionSpec::new(
@@ -72,7 +84,10 @@ impl SaltMicro {
         let variant = match settings.text(&VARIANT)? {
             None => Variant::Position,
             Some(v) => Variant::parse(&v).ok_or_else(|| {
-                Error::invalid("variant", format!("takes ratio, position or rw, not `{v}`"))
+                Error::invalid(
+                    "variant",
+                    format!("of -w salt-micro takes ratio, position or rw, not `{v}`"),
+                )
             })?,
         };
         let d = defaults(variant, purpose);
