@@ -14,6 +14,7 @@
 //! (an unknown name, an invalid value, a file that cannot be written: [`error`]) prints one line
 //! and exits with code 2.
 
+mod analyze;
 mod bench;
 mod declared;
 mod error;
@@ -62,6 +63,8 @@ enum Command {
     RangeLocks(range_locks::RangeLocksArgs),
     /// Reproduce the papers' headline results: run, draw, and decide each against the paper.
     Reproduce(reproduce::ReproduceArgs),
+    /// Callas's Runtime Pipelining analysis of a workload: ranks, groups, each type's stages.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// The width of the protocol-name column of `ordo list`, `bench` and `verify`: the longest name.
@@ -113,6 +116,7 @@ fn main() -> ExitCode {
         Command::Spec(args) => spec::run(args),
         Command::RangeLocks(args) => range_locks::run(args),
         Command::Reproduce(args) => reproduce::run(args),
+        Command::Analyze(args) => analyze::run(args),
     };
     match result {
         Ok(code) => code,

@@ -452,8 +452,9 @@ fn order_stages(ty: &TypeShape, rank: &[Option<u32>], large_first: bool) -> Vec<
     };
     let n = ranks.len() + ty.pieces.len();
     let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for w in 0..ranks.len().saturating_sub(1) {
-        adj[w].push(w + 1);
+    let chained = ranks.len().saturating_sub(1);
+    for (w, out) in adj.iter_mut().enumerate().take(chained) {
+        out.push(w + 1);
     }
     for j in 0..ty.pieces.len() {
         for i in closure(&ty.pieces, j) {

@@ -49,7 +49,7 @@
 //! | read committed: anti-dependencies do not order          | `callas` (the thesis's level); `callas-ser` orders them |
 //! | optimistic reads, cascading rollback in the group, safe mode | [`txn`], [`plans::Adapt`] |
 //! | groups from a file / the profiling heuristic (§4.5.2)   | `--callas-groups` ([`plans::Grouping`]) |
-//! | lock hold time from replication and commit              | `--op-delay-us` per operation, `--commit-delay-us` per stage (each stage is a subtransaction that commits) |
+//! | lock hold time from replication and commit              | `--op-delay-us` per operation, `--commit-delay-us` per stage that wrote (each is a subtransaction that commits; a transaction that wrote nothing pays one at its commit, as under ACID) |
 //!
 //! # Choices of this implementation
 //!
@@ -65,6 +65,10 @@
 //!   a nexus lock) give up after the lock-wait timeout.
 //! * Groups not named in `--callas-groups` share one group run **unpipelined** (each transaction
 //!   one stage), as the thesis leaves its read-only group.
+//! * A key range **too wide to lock** key by key (TPC-C Delivery's scan of NEW-ORDER): `callas`
+//!   reads the rows its scan passes under short read locks, waiting for a row's uncommitted writer
+//!   to end first (read committed: committed rows only, phantoms allowed); `callas-ser` runs such a
+//!   transaction alone under the kit's database-wide barrier.
 //! * Interactive transactions run alone (`Interactive::OneAtATime`).
 //!
 //! # What the checker sees

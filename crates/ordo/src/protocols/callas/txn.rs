@@ -4,12 +4,12 @@
 //! ```text
 //!  Stage s (ranks lo..=hi):                                        (§4.4.1, "Enforcing safety")
 //!    for Tj in deps(T), ordered: wait until Tj passed hi (ran a stage of rank > hi, or ended)
-//!    for each piece p of s, in order:
-//!      decl ← declare(p)                     (more than the type's shape: abort, learn alone)
+//!    for each batch of s's pieces (pieces whose declarations need no earlier one of the batch):
+//!      decl ← declare(each p of the batch)   (more than the type's shape: abort, learn alone)
 //!      nexus-lock decl's rows, own group, R or W        (FIFO; other groups' conflicts wait)
-//!      piece-lock decl's rows (held to the end of s)    (first piece: in key order, waiting;
-//!                                                         later pieces: try, until the timeout)
-//!      deps(T) ∪= what each row's access list makes T depend on; run p
+//!      piece-lock decl's rows (held to the end of s)    (first batch: in key order, waiting;
+//!                                                         later batches: try, until the timeout)
+//!      deps(T) ∪= what each row's access list makes T depend on; run the batch's pieces
 //!    commit delay; progress(T) ← lo of the next stage; unlock the piece locks
 //!  Commit:   wait until every Tj in deps(T) ended (a hard one aborted: abort, cascading)
 //!  Release:  wait until every Tj T depended on released its nexus locks (Release Order);
@@ -22,15 +22,17 @@ use super::plans::{shape_of, Known, StageRun};
 use super::{Callas, Level};
 use crate::check::TxnId;
 use crate::protocols::kit::exec::Cover;
+use crate::protocols::kit::inplace::RowGuard;
 use crate::protocols::kit::lock_table::Outcome;
 use crate::protocols::kit::pipeline::access_list::{
     deps_of, leave, merge, Dep, Entry, Kind, Touched,
 };
+use crate::protocols::kit::pipeline::alone::Alone;
 use crate::protocols::kit::pipeline::board::{worker_of, Board, State};
 use crate::protocols::kit::pipeline::piece::{PieceTx, Run};
 use crate::protocols::kit::plan::{locks_of, LockRequest, Mode};
-use crate::storage::{RowId, TableId};
-use crate::txn::{wait, Abort, AbortReason, Access, Program, TxResult, TxnIds};
+use crate::storage::{RowId, TableId, ABSENT};
+use crate::txn::{wait, Abort, AbortReason, Access, Program, Tx, TxResult, TxnIds};
 use crossbeam_utils::Backoff;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -57,10 +59,13 @@ pub struct CallasWorker {
     after: Vec<TxnId>,
     touched: Vec<Touched>,
     scratch: Vec<usize>,
+    batch: Vec<usize>,
     cache: HashMap<&'static str, Arc<Known>>,
     version: u64,
     /// The last attempt rolled back in a cascade: this one reads no uncommitted write.
     clean: bool,
+    /// A stage of the running transaction paid the commit delay.
+    paid: bool,
 }
 
 impl CallasWorker {
@@ -78,9 +83,11 @@ impl CallasWorker {
             after: Vec::new(),
             touched: Vec::new(),
             scratch: Vec::new(),
+            batch: Vec::new(),
             cache: HashMap::new(),
             version: u64::MAX,
             clean: false,
+            paid: false,
         }
     }
 }
@@ -88,8 +95,10 @@ impl CallasWorker {
 /// Why an attempt stopped before it committed.
 enum Stop {
     Abort(Abort),
-    /// A piece declared more than its type's shape, or a range too wide to lock: run alone, learn.
+    /// A piece declared more than its type's shape: run alone, and learn.
     Learn,
+    /// A piece declared a key range too wide to lock key by key: run alone.
+    Alone,
 }
 
 impl From<Abort> for Stop {
@@ -177,27 +186,56 @@ impl<L: Level> Attempt<'_, L> {
         }
         // A program of the type with fewer pieces than its shape (the shape is the union of
         // every instance seen) skips the pieces it does not have.
-        let n = program.pieces();
-        let out = s
-            .pieces
-            .iter()
-            .filter(|&&p| p < n)
-            .enumerate()
-            .try_for_each(|(j, &p)| self.piece(program, s, p, j == 0));
+        let mut batch = std::mem::take(&mut self.w.batch);
+        let out = self.batches(program, s, &mut batch);
+        self.w.batch = batch;
         if out.is_ok() {
-            self.c.delay.before_release();
+            // A stage that wrote commits as a subtransaction of its own (its writes replicate); one
+            // that only read has nothing to replicate.
+            if self.w.held.iter().any(|h| h.2 == Mode::Exclusive) {
+                self.c.delay.before_release();
+                self.w.paid = true;
+            }
             board.set_progress(id, next_lo(stages, k + 1));
         }
         self.release_pieces();
         out
     }
 
-    /// Runs piece `p` of stage `s` (`first`: nothing of the stage ran yet).
-    fn piece<P: Program>(
+    /// Runs stage `s`'s pieces in **batches**: pieces whose declarations need no earlier piece
+    /// of the batch are declared, locked (in key order) and run together; a piece whose
+    /// declaration needs one starts the next batch.
+    fn batches<P: Program>(
         &mut self,
         program: &mut P,
         s: &StageRun,
-        p: usize,
+        batch: &mut Vec<usize>,
+    ) -> Result<(), Stop> {
+        batch.clear();
+        let mut first = true;
+        let n = program.pieces();
+        for &p in s.pieces.iter().filter(|&&p| p < n) {
+            self.w.scratch.clear();
+            program.declaration_depends_on(p, &mut self.w.scratch);
+            if self.w.scratch.iter().any(|d| batch.contains(d)) {
+                self.batch(program, s, batch, first)?;
+                first = false;
+                batch.clear();
+            }
+            batch.push(p);
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.batch(program, s, batch, first)
+    }
+
+    /// Runs the pieces `batch` of stage `s` (`first`: nothing of the stage ran yet).
+    fn batch<P: Program>(
+        &mut self,
+        program: &mut P,
+        s: &StageRun,
+        batch: &[usize],
         first: bool,
     ) -> Result<(), Stop> {
         let c = self.c;
@@ -205,15 +243,22 @@ impl<L: Level> Attempt<'_, L> {
         let id = self.id();
         let w = &mut *self.w;
         w.decls.clear();
-        program.declare(p, &mut w.decls);
-        if !self.known.shape.pieces[p].covers(&shape_of(db, &w.decls)) {
-            return Err(Stop::Learn);
+        for &p in batch {
+            let from = w.decls.len();
+            program.declare(p, &mut w.decls);
+            if !self.known.shape.pieces[p].covers(&shape_of(db, &w.decls[from..])) {
+                return Err(Stop::Learn);
+            }
         }
-        if locks_of(db, &w.decls, true, &mut w.locks)? {
-            return Err(Stop::Learn);
+        // A key range too wide to lock key by key: at read committed its rows are read under
+        // short read locks as the scan passes them (`Settle`); at serializable the transaction
+        // runs alone (phantoms).
+        let wide = locks_of(db, &w.decls, true, &mut w.locks)?;
+        if wide && L::ANTI {
+            return Err(Stop::Alone);
         }
         w.locks.sort_unstable_by_key(|l| (l.table, l.key));
-        let comm = c.plans.commutativity() && program.commutes(p);
+        let comm = c.plans.commutativity() && batch.iter().all(|&p| program.commutes(p));
         // Nexus locks first: conflicts with other groups wait here.
         for i in 0..self.w.locks.len() {
             let l = &self.w.locks[i];
@@ -307,6 +352,12 @@ impl<L: Level> Attempt<'_, L> {
         for d in w.found.drain(..) {
             merge(&mut w.deps, d);
         }
+        let mut settle = Settle {
+            c,
+            me: id,
+            locks: &w.locks,
+            deps: &w.deps,
+        };
         let mut tx = PieceTx {
             db,
             run: &mut w.run,
@@ -315,8 +366,11 @@ impl<L: Level> Attempt<'_, L> {
                 accesses: &w.decls,
             },
             op_delay: c.delay.op,
+            guard: if wide { Some(&mut settle) } else { None },
         };
-        program.run_piece(p, &mut tx)?;
+        for &p in batch {
+            program.run_piece(p, &mut tx)?;
+        }
         Ok(())
     }
 
@@ -384,6 +438,10 @@ impl<L: Level> Attempt<'_, L> {
                 return Err(Abort::new(AbortReason::Cascade));
             }
         }
+        if !w.paid {
+            // A transaction that wrote nothing still commits once, as under ACID.
+            self.c.delay.before_release();
+        }
         board.committed(id);
         w.run.end(&self.c.db, true);
         Ok(())
@@ -446,6 +504,60 @@ impl<L: Level> Attempt<'_, L> {
         w.run.end(db, false);
         c.board.aborted(id);
         self.unlock_nexus();
+    }
+}
+
+/// The short read lock of read committed, for the rows a scan of a range too wide to lock passes
+/// that the piece did not lock: the row's piece lock shared while it is read, and first, if its
+/// last writer is another transaction still running or undoing, a wait until it ended — so the
+/// scan reads only committed rows (or its own), and never a row halfway through a write. Rows that
+/// appear in the range later are phantoms, which read committed allows.
+struct Settle<'a, L: Level> {
+    c: &'a Callas<L>,
+    me: TxnId,
+    locks: &'a [LockRequest],
+    deps: &'a [Dep],
+}
+
+impl<L: Level> RowGuard for Settle<'_, L> {
+    fn enter(&mut self, table: TableId, key: u64, rid: RowId) -> TxResult<bool> {
+        if self
+            .locks
+            .binary_search_by_key(&(table, key), |l| (l.table, l.key))
+            .is_ok()
+        {
+            return Ok(false);
+        }
+        let board = &self.c.board;
+        let t = self.c.db.table(table);
+        loop {
+            try_lock(self.c, table, rid, Mode::Shared)?;
+            let writer = t.version(rid).load(Ordering::Acquire) & !ABSENT;
+            let live = |b: &Board| matches!(b.state(writer), State::Running(_) | State::Aborting);
+            if writer == self.me || !live(board) {
+                return Ok(true);
+            }
+            t.meta(rid).lock.release(Mode::Shared);
+            // The wait may hold the stage's piece locks, which the writer may be queued for: it
+            // gives up after the lock-wait timeout, as every such wait does.
+            let waiting = wait::blocked();
+            let backoff = Backoff::new();
+            let start = Instant::now();
+            while live(board) {
+                backoff.snooze();
+                waiting.round();
+                if let Some(r) = doomed(board, self.deps) {
+                    return Err(Abort::new(r));
+                }
+                if start.elapsed() > self.c.timeout || waiting.canceled() {
+                    return Err(Abort::new(AbortReason::Deadlock));
+                }
+            }
+        }
+    }
+
+    fn leave(&mut self, table: TableId, rid: RowId) {
+        self.c.db.table(table).meta(rid).lock.release(Mode::Shared);
     }
 }
 
@@ -528,10 +640,10 @@ impl<L: Level> Callas<L> {
     /// Runs `program` once, to commit or abort (see the module docs).
     pub(super) fn run<P: Program>(&self, w: &mut CallasWorker, program: &mut P) -> TxResult<()> {
         let Some(known) = self.known(w, program) else {
-            return self.learn_alone(w, program);
+            return self.alone(w, program, true);
         };
         if known.shape.pieces.len() < program.pieces() {
-            return self.learn_alone(w, program);
+            return self.alone(w, program, true);
         }
         let id = w.ids.next_id();
         w.run.id = id;
@@ -539,6 +651,7 @@ impl<L: Level> Callas<L> {
         w.after.clear();
         w.touched.clear();
         w.nexus.clear();
+        w.paid = false;
         let group = known.group;
         let stages = if self.plans.safe(group) {
             &known.safe
@@ -575,16 +688,21 @@ impl<L: Level> Callas<L> {
                 self.plans.ended(group, a.reason == AbortReason::User);
                 Err(a)
             }
-            Err(Stop::Learn) => self.learn_alone(w, program),
+            Err(Stop::Learn) => self.alone(w, program, true),
+            Err(Stop::Alone) => self.alone(w, program, false),
         }
     }
 
-    /// Runs `program` alone, holding the whole database, and learns what its pieces declare.
-    fn learn_alone<P: Program>(&self, w: &mut CallasWorker, program: &mut P) -> TxResult<()> {
+    /// Runs `program` alone, holding the whole database; with `learn`, learns what its pieces
+    /// declare (a piece that declared more than its type's shape, or a type not seen yet).
+    fn alone<P: Program>(
+        &self,
+        w: &mut CallasWorker,
+        program: &mut P,
+        learn: bool,
+    ) -> TxResult<()> {
         let all = self.barrier.exclusive();
         let id = w.ids.next_id();
-        w.run.id = id;
-        w.run.undo.clear();
         let n = program.pieces();
         let mut shape = super::analysis::TypeShape {
             name: program.name(),
@@ -600,6 +718,8 @@ impl<L: Level> Callas<L> {
                 ..Default::default()
             });
         }
+        // The kit's `Alone` rolls back when dropped uncommitted, a panicking program included.
+        let mut tx = Alone::new(&self.db, &mut w.run, id, all).with_op_delay(self.delay.op);
         let mut out = Ok(());
         for p in 0..n {
             w.decls.clear();
@@ -607,23 +727,24 @@ impl<L: Level> Callas<L> {
             let mut s = shape_of(&self.db, &w.decls);
             s.commutes = shape.pieces[p].commutes;
             shape.pieces[p].widen(&s);
-            let mut tx = PieceTx {
-                db: &self.db,
-                run: &mut w.run,
-                cover: Cover::All,
-                op_delay: self.delay.op,
-            };
             if let Err(e) = program.run_piece(p, &mut tx) {
                 out = Err(e);
                 break;
             }
         }
-        if out.is_ok() {
-            self.delay.before_release();
+        // Learnt while the database is still held: no transaction runs across a change of plan.
+        if learn {
+            self.plans.learn(shape);
         }
-        w.run.finish(&self.db, out.is_ok());
-        self.plans.learn(shape);
-        drop(all);
-        out
+        match out {
+            Ok(()) => {
+                self.delay.before_release();
+                tx.commit()
+            }
+            Err(e) => {
+                tx.abort();
+                Err(e)
+            }
+        }
     }
 }

@@ -204,6 +204,7 @@ impl<V: Variant> Attempt<'_, V> {
                 accesses: &w.decls,
             },
             op_delay: std::time::Duration::ZERO,
+            guard: None,
         };
         let out = program.run_piece(p, &mut tx);
         drop(held);

@@ -30,7 +30,7 @@
 //! store) where they read rows in place too: tables that are read-only once loaded.
 
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
-use crate::txn::Recorder;
+use crate::txn::{Recorder, TxResult};
 use std::sync::atomic::Ordering;
 
 /// Looks `key` up (at `hint`, the slot a lock already resolved, if given) and records in `rec` the read
@@ -92,23 +92,63 @@ pub fn scan_unlocked<M: Default + Send + Sync>(
     cols: ColumnSet,
     rec: &mut Recorder,
     buf: &mut Vec<u64>,
-    mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+    f: impl FnMut(u64, RowRef<'_>) -> bool,
 ) {
+    let never_fails = scan_guarded(t, (lo, hi), cols, rec, buf, &mut Unguarded, f);
+    debug_assert!(never_fails.is_ok());
+}
+
+/// What guards each row a scan passes that the caller's locks do not cover ([`scan_guarded`]):
+/// `enter` before the row is read — it may wait (for the row's writer to end), or fail the scan —
+/// returning whether it holds something that `leave` must give back once the row is read.
+pub trait RowGuard {
+    fn enter(&mut self, table: TableId, key: u64, rid: RowId) -> TxResult<bool>;
+    fn leave(&mut self, table: TableId, rid: RowId);
+}
+
+/// No guard: the caller covers the range.
+struct Unguarded;
+
+impl RowGuard for Unguarded {
+    #[inline]
+    fn enter(&mut self, _: TableId, _: u64, _: RowId) -> TxResult<bool> {
+        Ok(false)
+    }
+    #[inline]
+    fn leave(&mut self, _: TableId, _: RowId) {}
+}
+
+/// [`scan_unlocked`] over the keys `lo..=hi`, with `guard` around the read of each row passed.
+#[inline]
+pub fn scan_guarded<M: Default + Send + Sync, G: RowGuard + ?Sized>(
+    t: &Table<M>,
+    (lo, hi): (u64, u64),
+    cols: ColumnSet,
+    rec: &mut Recorder,
+    buf: &mut Vec<u64>,
+    guard: &mut G,
+    mut f: impl FnMut(u64, RowRef<'_>) -> bool,
+) -> TxResult<()> {
     let words = fit(t, buf);
     let mut end = hi;
     for (key, rid) in t.range(lo, hi) {
+        let held = guard.enter(t.id(), key, rid)?;
         let v = t.version(rid).load(Ordering::Acquire);
         rec.read(t.id(), key, v);
-        if v & ABSENT != 0 {
-            continue;
+        let go = v & ABSENT != 0 || {
+            t.read_into(rid, cols, &mut buf[..words]);
+            f(key, RowRef::new(t.schema(), &buf[..words]))
+        };
+        if held {
+            guard.leave(t.id(), rid);
         }
-        t.read_into(rid, cols, &mut buf[..words]);
-        if !f(key, RowRef::new(t.schema(), &buf[..words])) {
+        if !go {
             end = key;
             break;
         }
     }
     rec.scan(t.id(), lo, end);
+    Ok(())
 }
 
 /// One undo record: restore `cols` of `rid` from `undo_words[start..]`, then its version word to `prev`.
@@ -311,6 +351,20 @@ impl InPlace {
     ) {
         self.image(t);
         scan_unlocked(t, lo, hi, cols, &mut self.rec, &mut self.buf, f);
+    }
+
+    /// [`Self::scan`], with `guard` around the read of each row (see [`scan_guarded`]).
+    pub fn scan_guarded<M: Default + Send + Sync, G: RowGuard + ?Sized>(
+        &mut self,
+        t: &Table<M>,
+        lo: u64,
+        hi: u64,
+        cols: ColumnSet,
+        guard: &mut G,
+        f: impl FnMut(u64, RowRef<'_>) -> bool,
+    ) -> TxResult<()> {
+        self.image(t);
+        scan_guarded(t, (lo, hi), cols, &mut self.rec, &mut self.buf, guard, f)
     }
 
     /// A scan of the whole of ordered table `t` that keeps only the rows `keep` accepts (a predicate

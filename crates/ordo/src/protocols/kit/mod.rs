@@ -1,7 +1,7 @@
 //! The shared kit: mechanisms more than one protocol family uses, so that no family imports another.
 //!
 //! A family folder (`nocc/`, `twopl/`, `silo/`, `mvcc/`, `vll/`, `deterministic/`, `partitioned/`,
-//! `pwv/`, `dibs/`) imports `kit`, `txn`, `storage` (and `check` for recording), never another
+//! `pwv/`, `ic3/`, `dibs/`, `salt/`, `callas/`) imports `kit`, `txn`, `storage` (and `check` for recording), never another
 //! family; what two families share moves here. Each file does one thing and can be read alone:
 //!
 //! | file              | what it is                                                        | who uses it |
@@ -11,8 +11,8 @@
 //! | [`plan`]          | a program's whole access set before it runs, as key locks          | vll, deterministic, partitioned, pwv, twopl (ordered) |
 //! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
 //! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned, twopl (ordered) |
-//! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl, salt |
-//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt, twopl (as-you-go) |
+//! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl, salt, callas |
+//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt, twopl (as-you-go), callas |
 //! | [`lock_manager`]  | the lock manager of ordered transactions: per-key FIFO queues      | deterministic, partitioned, range_locks |
 //! | [`scheduler`]     | what a lock manager fed transactions in one global order offers    | deterministic, partitioned |
 //! | [`counters`]      | VLL's C_X/C_S counters, colocated or arrayed                       | vll, deterministic (calvin-vll), partitioned |
@@ -23,7 +23,7 @@
 //! | [`latch`]         | the spinning latch around a short critical section                 | vll, deterministic (deadlock-free 2PL) |
 //! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking), ic3, callas |
 //! | [`pipeline`]      | early write visibility: per-record access lists, the board of live transactions, per-record undo | ic3, callas |
-//! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3 |
+//! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3, callas |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
 //! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
 //! | [`recv`]          | receiving a hand-off: poll briefly, then block                     | deterministic, partitioned |

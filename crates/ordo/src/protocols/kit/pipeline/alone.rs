@@ -40,10 +40,17 @@ impl<'w> Alone<'w> {
                 run,
                 cover: Cover::All,
                 op_delay: std::time::Duration::ZERO,
+                guard: None,
             },
             ended: false,
             _all: all,
         }
+    }
+
+    /// The same, sleeping `delay` after each operation (`--op-delay-us`).
+    pub fn with_op_delay(mut self, delay: std::time::Duration) -> Self {
+        self.tx.op_delay = delay;
+        self
     }
 
     /// Ends it once: commits, or rolls back.

@@ -57,7 +57,7 @@ impl State {
 /// The worker whose slot holds `id`.
 #[inline]
 pub fn worker_of(id: TxnId) -> usize {
-    ((id >> 40) - 1) as usize
+    (id >> 40).wrapping_sub(1) as usize
 }
 
 #[inline]

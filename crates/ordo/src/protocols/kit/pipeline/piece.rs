@@ -19,7 +19,7 @@
 use super::access_list::PipeRecord;
 use crate::check::TxnId;
 use crate::protocols::kit::exec::Cover;
-use crate::protocols::kit::inplace::{InPlace, Install};
+use crate::protocols::kit::inplace::{InPlace, Install, RowGuard};
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{refuse_write, Abort, AbortReason, Tx, TxResult};
 use std::sync::atomic::Ordering;
@@ -143,6 +143,9 @@ pub struct PieceTx<'a> {
     pub cover: Cover<'a>,
     /// Slept after each operation, the piece's locks held (`--op-delay-us`; zero: no sleep).
     pub op_delay: std::time::Duration,
+    /// Around each row a scan passes (a key range declared but too wide to lock key by key:
+    /// Callas at read committed); `None`: the piece's locks cover every scan.
+    pub guard: Option<&'a mut dyn RowGuard>,
 }
 
 impl PieceTx<'_> {
@@ -282,8 +285,13 @@ impl Tx for PieceTx<'_> {
             return Err(stray(format!("table {table} range {lo}..={hi}")));
         }
         self.after_op();
-        self.run.exec.scan(t, lo, hi, cols, f);
-        Ok(())
+        match &mut self.guard {
+            Some(g) => self.run.exec.scan_guarded(t, lo, hi, cols, &mut **g, f),
+            None => {
+                self.run.exec.scan(t, lo, hi, cols, f);
+                Ok(())
+            }
+        }
     }
 
     /// A piece does not commit on its own: its transaction does.
