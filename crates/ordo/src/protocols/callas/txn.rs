@@ -24,11 +24,10 @@ use crate::check::TxnId;
 use crate::protocols::kit::exec::Cover;
 use crate::protocols::kit::inplace::RowGuard;
 use crate::protocols::kit::lock_table::Outcome;
-use crate::protocols::kit::pipeline::access_list::{
-    deps_of, leave, merge, Dep, Entry, Kind, Touched,
-};
+use crate::protocols::kit::pipeline::access_list::{deps_of, merge, Dep, Entry, Kind, Touched};
 use crate::protocols::kit::pipeline::alone::Alone;
 use crate::protocols::kit::pipeline::board::{worker_of, Board, State};
+use crate::protocols::kit::pipeline::ending::{await_deps, doomed, undo_and_leave};
 use crate::protocols::kit::pipeline::piece::{PieceTx, Run};
 use crate::protocols::kit::plan::{locks_of, LockRequest, Mode};
 use crate::storage::{RowId, TableId, ABSENT};
@@ -111,13 +110,6 @@ impl From<AbortReason> for Stop {
     fn from(r: AbortReason) -> Self {
         Stop::Abort(Abort::new(r))
     }
-}
-
-/// `Cascade` if a hard dependency of `deps` aborted.
-fn doomed(board: &Board, deps: &[Dep]) -> Option<AbortReason> {
-    deps.iter()
-        .any(|d| d.hard && board.state(d.txn).aborted())
-        .then_some(AbortReason::Cascade)
 }
 
 /// Whether `on` will touch no rank ≤ `hi` any more (or is not running).
@@ -424,20 +416,7 @@ impl<L: Level> Attempt<'_, L> {
         let board = &self.c.board;
         let id = self.id();
         let w = &mut *self.w;
-        for i in 0..w.deps.len() {
-            let d = w.deps[i];
-            board
-                .wait(
-                    id,
-                    d.txn,
-                    |b| !matches!(b.state(d.txn), State::Running(_)),
-                    |b| doomed(b, &w.deps),
-                )
-                .map_err(Abort::new)?;
-            if d.hard && board.state(d.txn).aborted() {
-                return Err(Abort::new(AbortReason::Cascade));
-            }
-        }
+        await_deps(board, id, &w.deps)?;
         if !w.paid {
             // A transaction that wrote nothing still commits once, as under ACID.
             self.c.delay.before_release();
@@ -485,24 +464,8 @@ impl<L: Level> Attempt<'_, L> {
     fn abort(&mut self) {
         self.ended = true;
         let c = self.c;
-        let db = &c.db;
         let w = &mut *self.w;
-        let id = w.run.id;
-        c.board.aborting(id);
-        w.touched
-            .sort_unstable_by_key(|t| (t.table, t.rid, !t.wrote));
-        w.touched.dedup_by_key(|t| (t.table, t.rid));
-        let backoff = Backoff::new();
-        loop {
-            let undo = &w.run.undo;
-            w.touched.retain(|t| !leave(db, id, undo, t));
-            if w.touched.is_empty() {
-                break;
-            }
-            backoff.snooze();
-        }
-        w.run.end(db, false);
-        c.board.aborted(id);
+        undo_and_leave(&c.db, &c.board, &mut w.run, &mut w.touched);
         self.unlock_nexus();
     }
 }

@@ -23,14 +23,14 @@
 use super::footprint::{Fp, Published};
 use super::{Ic3, Ic3Worker, Touched, Variant};
 use crate::protocols::kit::exec::Cover;
-use crate::protocols::kit::pipeline::access_list::{deps_of, leave, merge, Dep, Entry, Kind};
-use crate::protocols::kit::pipeline::board::{Board, State};
+use crate::protocols::kit::pipeline::access_list::{deps_of, merge, Dep, Entry, Kind};
+use crate::protocols::kit::pipeline::board::Board;
+use crate::protocols::kit::pipeline::ending::{await_deps, doomed, undo_and_leave};
 use crate::protocols::kit::pipeline::piece::PieceTx;
 use crate::protocols::kit::plan::{locks_of, LockRequest, Mode};
 use crate::protocols::Protocol;
 use crate::storage::Database;
 use crate::txn::{run_pieces, Abort, AbortReason, Program, Tx, TxResult};
-use crossbeam_utils::Backoff;
 
 use crate::check::TxnId;
 use crate::protocols::kit::pipeline::access_list::PipeRecord;
@@ -52,13 +52,6 @@ impl From<AbortReason> for Stop {
     fn from(r: AbortReason) -> Self {
         Stop::Abort(Abort::new(r))
     }
-}
-
-/// `Cascade` if a hard dependency of `deps` aborted.
-fn doomed(board: &Board, deps: &[Dep]) -> Option<AbortReason> {
-    deps.iter()
-        .any(|d| d.hard && board.state(d.txn).aborted())
-        .then_some(AbortReason::Cascade)
 }
 
 /// Waits, as `me`, until `on` has finished its pieces that may conflict with `fp`.
@@ -219,20 +212,7 @@ impl<V: Variant> Attempt<'_, V> {
         let board = &ic3.board;
         let w = &mut *self.w;
         let id = w.run.id;
-        for i in 0..w.deps.len() {
-            let d = w.deps[i];
-            board
-                .wait(
-                    id,
-                    d.txn,
-                    |b| !matches!(b.state(d.txn), State::Running(_)),
-                    |b| doomed(b, &w.deps),
-                )
-                .map_err(Abort::new)?;
-            if d.hard && board.state(d.txn).aborted() {
-                return Err(Abort::new(AbortReason::Cascade));
-            }
-        }
+        await_deps(board, id, &w.deps)?;
         board.committed(id);
         self.ended = true;
         w.run.end(&ic3.db, true);
@@ -262,25 +242,8 @@ impl<V: Variant> Attempt<'_, V> {
     fn abort(&mut self) {
         self.ended = true;
         let ic3 = self.ic3;
-        let db = &ic3.db;
         let w = &mut *self.w;
-        let id = w.run.id;
-        ic3.board.aborting(id);
-        // One item per record, a writing one if any wrote it.
-        w.touched
-            .sort_unstable_by_key(|t| (t.table, t.rid, !t.wrote));
-        w.touched.dedup_by_key(|t| (t.table, t.rid));
-        let backoff = Backoff::new();
-        loop {
-            let undo = &w.run.undo;
-            w.touched.retain(|t| !leave(db, id, undo, t));
-            if w.touched.is_empty() {
-                break;
-            }
-            backoff.snooze();
-        }
-        w.run.end(db, false);
-        ic3.board.aborted(id);
+        undo_and_leave(&ic3.db, &ic3.board, &mut w.run, &mut w.touched);
     }
 }
 

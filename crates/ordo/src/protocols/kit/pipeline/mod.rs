@@ -9,6 +9,7 @@
 //! |-----------------|------------|
 //! | [`access_list`] | per record: its piece lock and the list of uncommitted accessors; who a newcomer depends on |
 //! | [`board`]       | per worker: the state and progress of its transaction, and whom it waits for (cycle detection) |
+//! | [`ending`]      | commit after the transactions depended on (cascading aborts); abort record by record |
 //! | [`piece`]       | a piece's [`Tx`](crate::txn::Tx) over the in-place executor, and the undo log kept per record |
 //! | [`alone`]       | a transaction run alone under the database-wide barrier (interactive ones, and what cannot be pipelined) |
 //!
@@ -19,4 +20,5 @@
 pub mod access_list;
 pub mod alone;
 pub mod board;
+pub mod ending;
 pub mod piece;
