@@ -31,9 +31,10 @@
 //!   (`--callas-mode`).
 //!
 //! ```text
-//!  group {NewOrder, Payment}:  rank 0 district.d_next_o_id  rank 1 stock  rank 2 …
-//!  T1 NewOrder:  [r0: district] [r1: stock…]    [r2 …]     commit
-//!  T2 NewOrder:        waits ─┘ [r0: district] (after T1's r0) [r1: stock] (waits until T1 passed r1) …
+//!  group {NewOrder, Payment}:  rank 0 district.d_next_o_id, rank 1 customer, rank 2 stock
+//!  T1 NewOrder:  [r0: district] [r2: stock…]                         [inserts] commit
+//!  T2 NewOrder:        waits ─┘ [r0: district] (T2 now depends on T1)
+//!                                [r2: stock] (waits until T1 passed r2) [inserts] commit (after T1)
 //!  T3 Delivery (other group): nexus-W on a row T1 holds → waits until T1 released its nexus locks
 //! ```
 //!
@@ -48,7 +49,7 @@
 //! | run-time rule: depend on who touched the row; rank-gated waits; commit after | [`txn`]: `stage`, `commit` |
 //! | read committed: anti-dependencies do not order          | `callas` (the thesis's level); `callas-ser` orders them |
 //! | optimistic reads, cascading rollback in the group, safe mode | [`txn`], [`plans::Adapt`] |
-//! | groups from a file / the profiling heuristic (§4.5.2)   | `--callas-groups` ([`plans::Grouping`]) |
+//! | groups (§4.5.2)                                          | `--callas-groups` ([`plans::Grouping`]); the profiling heuristic that proposes them is not built |
 //! | lock hold time from replication and commit              | `--op-delay-us` per operation, `--commit-delay-us` per stage that wrote (each is a subtransaction that commits; a transaction that wrote nothing pays one at its commit, as under ACID) |
 //!
 //! # Choices of this implementation

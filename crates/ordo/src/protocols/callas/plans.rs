@@ -259,12 +259,23 @@ impl Plans {
         let plan = analyze(&members, self.opts);
         for ty in &members {
             let p = plan.plan(ty.name).expect("every member is planned");
+            // The tables (bit = id mod 64) some piece of `pieces` writes.
+            let writes = |pieces: &[usize]| {
+                pieces.iter().fold(0u64, |m, &i| {
+                    ty.pieces[i]
+                        .touches
+                        .iter()
+                        .filter(|(_, t)| t.write != 0)
+                        .fold(m, |m, (&t, _)| m | 1 << (t as u64 % 64))
+                })
+            };
             let run = |stages: &[Stage]| -> Vec<StageRun> {
                 if !pipelined {
+                    let all: Vec<usize> = (0..ty.pieces.len()).collect();
                     return vec![StageRun {
-                        pieces: (0..ty.pieces.len()).collect(),
+                        writes: writes(&all),
+                        pieces: all,
                         ranks: None,
-                        writes: !0,
                     }];
                 }
                 stages
@@ -272,13 +283,7 @@ impl Plans {
                     .map(|s| StageRun {
                         pieces: s.pieces.clone(),
                         ranks: s.ranks,
-                        writes: s.pieces.iter().fold(0, |m, &i| {
-                            ty.pieces[i]
-                                .touches
-                                .iter()
-                                .filter(|(_, t)| t.write != 0)
-                                .fold(m, |m, (&t, _)| m | 1 << (t as u64 % 64))
-                        }),
+                        writes: writes(&s.pieces),
                     })
                     .collect()
             };
