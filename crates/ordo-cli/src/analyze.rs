@@ -45,7 +45,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     }
     let workload =
         catalog::find(&args.workload)?.build(&args.declared.workload, Purpose::Verify)?;
-    let text = workload.visit(Analysis { args: &args })??;
+    let text = workload.visit(Analysis { args: &args })?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }
@@ -55,9 +55,9 @@ struct Analysis<'a> {
 }
 
 impl WorkloadVisitor for Analysis<'_> {
-    type Output = Result<Result<String>>;
+    type Output = Result<String>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
-        Ok(analyze(w, self.args))
+        analyze(w, self.args)
     }
 }
 

@@ -225,15 +225,9 @@ impl<L: Level> Callas<L> {
     }
 }
 
-/// The knob's text (a declared default stands in).
+/// The knob's text (its declared default when not given).
 fn text(config: &ProtocolConfig, spec: &OptionSpec) -> String {
-    config
-        .knobs
-        .text(spec)
-        .ok()
-        .flatten()
-        .or_else(|| spec.default.map(str::to_string))
-        .unwrap_or_default()
+    config.knobs.text(spec).ok().flatten().unwrap_or_default()
 }
 
 impl<L: Level> Protocol for Callas<L> {

@@ -24,7 +24,7 @@ use crate::check::TxnId;
 use crate::protocols::kit::exec::Cover;
 use crate::protocols::kit::inplace::RowGuard;
 use crate::protocols::kit::lock_table::Outcome;
-use crate::protocols::kit::pipeline::access_list::{deps_of, merge, Dep, Entry, Kind, Touched};
+use crate::protocols::kit::pipeline::access_list::{deps_of, enter, merge, Dep, Kind, Touched};
 use crate::protocols::kit::pipeline::alone::Alone;
 use crate::protocols::kit::pipeline::board::{worker_of, Board, State};
 use crate::protocols::kit::pipeline::ending::{await_deps, doomed, undo_and_leave};
@@ -36,7 +36,7 @@ use crossbeam_utils::Backoff;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Progress of a transaction with no ranked stage left.
 const DONE: u32 = (1 << 22) - 1;
@@ -133,7 +133,6 @@ struct Attempt<'a, L: Level> {
     c: &'a Callas<L>,
     w: &'a mut CallasWorker,
     known: &'a Known,
-    group: u8,
     ended: bool,
 }
 
@@ -328,19 +327,7 @@ impl<L: Level> Attempt<'_, L> {
                 return Err(AbortReason::Deadlock.into());
             }
         }
-        for l in &w.locks {
-            let kind = Kind::of(l.mode == Mode::Exclusive, comm);
-            db.table(l.table)
-                .meta(l.rid)
-                .list
-                .lock()
-                .push(Entry { txn: id, kind });
-            w.touched.push(Touched {
-                table: l.table,
-                rid: l.rid,
-                wrote: kind.writes(),
-            });
-        }
+        enter(db, id, &w.locks, comm, &mut w.touched);
         for d in w.found.drain(..) {
             merge(&mut w.deps, d);
         }
@@ -376,25 +363,19 @@ impl<L: Level> Attempt<'_, L> {
             }
         }
         let mode = NexusMode {
-            group: self.group,
+            group: self.known.group,
             write,
         };
         let locks = &self.c.nexus;
         match locks.lock(w.id, table, rid, mode, true) {
             Outcome::Granted => {}
             Outcome::Waiting => {
-                let waiting = wait::blocked();
-                let backoff = Backoff::new();
-                let start = Instant::now();
-                while !locks.is_granted(w.id, table, rid, mode) {
-                    if start.elapsed() > self.c.timeout || waiting.canceled() {
-                        if locks.withdraw(w.id, table, rid) {
-                            return Err(AbortReason::Deadlock);
-                        }
-                        break;
-                    }
-                    backoff.snooze();
-                    waiting.round();
+                let granted = wait_at_most(self.c.timeout, || {
+                    Ok(locks.is_granted(w.id, table, rid, mode))
+                });
+                // Withdrawn after the timeout, unless a release granted it meanwhile.
+                if granted.is_err() && locks.withdraw(w.id, table, rid) {
+                    return Err(AbortReason::Deadlock);
                 }
             }
             Outcome::Conflict => return Err(AbortReason::Deadlock),
@@ -503,19 +484,12 @@ impl<L: Level> RowGuard for Settle<'_, L> {
             t.meta(rid).lock.release(Mode::Shared);
             // The wait may hold the stage's piece locks, which the writer may be queued for: it
             // gives up after the lock-wait timeout, as every such wait does.
-            let waiting = wait::blocked();
-            let backoff = Backoff::new();
-            let start = Instant::now();
-            while live(board) {
-                backoff.snooze();
-                waiting.round();
-                if let Some(r) = doomed(board, self.deps) {
-                    return Err(Abort::new(r));
-                }
-                if start.elapsed() > self.c.timeout || waiting.canceled() {
-                    return Err(Abort::new(AbortReason::Deadlock));
-                }
-            }
+            let deps = self.deps;
+            wait_at_most(self.c.timeout, || match doomed(board, deps) {
+                Some(r) => Err(r),
+                None => Ok(!live(board)),
+            })
+            .map_err(Abort::new)?;
         }
     }
 
@@ -546,7 +520,18 @@ fn try_lock<L: Level>(
     mode: Mode,
 ) -> Result<(), AbortReason> {
     let lock = &c.db.table(table).meta(rid).lock;
-    if lock.try_acquire(mode) {
+    wait_at_most(c.timeout, || Ok(lock.try_acquire(mode)))
+}
+
+/// Waits until `ready` holds (or fails the wait with what it returns), spinning, then yielding,
+/// and marking the wait ([`wait::blocked`]); gives up with `Deadlock` after `timeout` or when the
+/// spec runner cancels the wait. Every Callas wait that may hold locks others queue for is one of
+/// these.
+fn wait_at_most(
+    timeout: Duration,
+    mut ready: impl FnMut() -> Result<bool, AbortReason>,
+) -> Result<(), AbortReason> {
+    if ready()? {
         return Ok(());
     }
     let waiting = wait::blocked();
@@ -555,10 +540,10 @@ fn try_lock<L: Level>(
     loop {
         backoff.snooze();
         waiting.round();
-        if lock.try_acquire(mode) {
+        if ready()? {
             return Ok(());
         }
-        if start.elapsed() > c.timeout || waiting.canceled() {
+        if start.elapsed() > timeout || waiting.canceled() {
             return Err(AbortReason::Deadlock);
         }
     }
@@ -628,7 +613,6 @@ impl<L: Level> Callas<L> {
             c: self,
             w,
             known: &known,
-            group,
             ended: false,
         };
         let out = attempt

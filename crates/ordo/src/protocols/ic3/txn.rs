@@ -21,9 +21,9 @@
 //! (`Cascade`) or when the waiter closes a cycle of waits (`Deadlock`).
 
 use super::footprint::{Fp, Published};
-use super::{Ic3, Ic3Worker, Touched, Variant};
+use super::{Ic3, Ic3Worker, Variant};
 use crate::protocols::kit::exec::Cover;
-use crate::protocols::kit::pipeline::access_list::{deps_of, merge, Dep, Entry, Kind};
+use crate::protocols::kit::pipeline::access_list::{deps_of, enter, merge, Dep, Kind};
 use crate::protocols::kit::pipeline::board::Board;
 use crate::protocols::kit::pipeline::ending::{await_deps, doomed, undo_and_leave};
 use crate::protocols::kit::pipeline::piece::PieceTx;
@@ -171,21 +171,7 @@ impl<V: Variant> Attempt<'_, V> {
             }
             break held;
         };
-        // The entries go in before the piece runs, so that what it writes — even if it fails
-        // midway — is undone only after everyone who came later.
-        for l in &w.locks {
-            let kind = kind(l);
-            db.table(l.table)
-                .meta(l.rid)
-                .list
-                .lock()
-                .push(Entry { txn: id, kind });
-            w.touched.push(Touched {
-                table: l.table,
-                rid: l.rid,
-                wrote: kind.writes(),
-            });
-        }
+        enter(db, id, &w.locks, comm, &mut w.touched);
         for d in w.found.drain(..) {
             merge(&mut w.deps, d);
         }

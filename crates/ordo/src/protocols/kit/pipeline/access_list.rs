@@ -30,7 +30,7 @@
 use super::board::{Board, State};
 use super::piece::Undo;
 use crate::check::TxnId;
-use crate::protocols::kit::lock_request::Mode;
+use crate::protocols::kit::lock_request::{LockRequest, Mode};
 use crate::protocols::kit::ticket::TicketLock;
 use crate::storage::{Database, RowId, TableId};
 use parking_lot::Mutex;
@@ -147,6 +147,32 @@ pub fn merge(deps: &mut Vec<Dep>, d: Dep) {
             x.order |= d.order;
         }
         None => deps.push(d),
+    }
+}
+
+/// Enters transaction `id` on the access list of every record of `locks` (a write where the lock
+/// is exclusive, commuting with `comm`), noting each record in `touched`. The entries go in before
+/// the piece runs, so that what it writes — even if it fails midway — is undone only after
+/// everyone who came later.
+pub fn enter(
+    db: &Database<PipeRecord>,
+    id: TxnId,
+    locks: &[LockRequest],
+    comm: bool,
+    touched: &mut Vec<Touched>,
+) {
+    for l in locks {
+        let kind = Kind::of(l.mode == Mode::Exclusive, comm);
+        db.table(l.table)
+            .meta(l.rid)
+            .list
+            .lock()
+            .push(Entry { txn: id, kind });
+        touched.push(Touched {
+            table: l.table,
+            rid: l.rid,
+            wrote: kind.writes(),
+        });
     }
 }
 
