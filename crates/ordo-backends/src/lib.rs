@@ -1,0 +1,6 @@
+pub mod conn;
+pub mod error;
+pub mod sqlite;
+
+pub use conn::{Backend, Conn, Intent, Level, Stmt, Value};
+pub use error::{Error, Result, Retry};
