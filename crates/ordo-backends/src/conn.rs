@@ -84,7 +84,8 @@ pub trait Conn: Send {
     /// Runs statements without parameters or results (DDL, literal batched inserts).
     fn batch(&mut self, sql: &str) -> Result<()>;
     /// Runs a query; its rows replace `out`'s contents.
-    fn query(&mut self, stmt: &Stmt<'_>, params: &[Value], out: &mut Vec<Vec<Value>>) -> Result<()>;
+    fn query(&mut self, stmt: &Stmt<'_>, params: &[Value], out: &mut Vec<Vec<Value>>)
+        -> Result<()>;
     /// Runs a statement that returns no rows; returns the rows it changed.
     fn execute(&mut self, stmt: &Stmt<'_>, params: &[Value]) -> Result<u64>;
     /// Begins a transaction at `level`.

@@ -57,6 +57,9 @@ pub struct BenchArgs {
     /// manager) stay unpinned.
     #[arg(long)]
     pub pin: bool,
+    /// Real engines behind DIBS (`--backend`).
+    #[command(flatten)]
+    pub backend: crate::backend::BackendArgs,
     /// The workload options and protocol knobs (from their declarations).
     #[command(flatten)]
     pub declared: Declared,
@@ -74,7 +77,7 @@ impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
     }
 }
 
-fn seconds(name: &str, v: f64, min: f64) -> Result<Duration> {
+pub fn seconds(name: &str, v: f64, min: f64) -> Result<Duration> {
     if v.is_finite() && v >= min && v <= 86_400.0 {
         Ok(Duration::from_secs_f64(v))
     } else {
@@ -175,6 +178,10 @@ pub fn plan(args: &BenchArgs) -> Result<Plan> {
 /// Runs every (point, protocol, threads) of `args`, writes the table to `sink`, and returns the
 /// JSON rows (what `--json` writes).
 pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::Value>> {
+    crate::backend::check_unused(&args.backend)?;
+    if args.backend.backend.is_some() {
+        return crate::backend::measure(args, sink);
+    }
     let Plan {
         protos,
         threads,

@@ -33,6 +33,9 @@ pub enum Error {
     /// machine's memory, workers that cannot be pinned.
     #[error(transparent)]
     Run(#[from] ordo::Error),
+    /// A real engine that cannot be reached or refused the work (`--backend`).
+    #[error(transparent)]
+    Backend(#[from] ordo_backends::Error),
     /// A malformed isolation spec (`FILE:LINE: message`).
     #[error(transparent)]
     Spec(#[from] ordo_sql::spec::SpecError),
@@ -85,6 +88,7 @@ impl Error {
             | Error::UnknownProtocol(_)
             | Error::Workload(_)
             | Error::Run(_)
+            | Error::Backend(_)
             | Error::Spec(_)
             | Error::SpecRun(_)
             | Error::Read { .. }

@@ -15,6 +15,7 @@
 //! and exits with code 2.
 
 mod analyze;
+mod backend;
 mod bench;
 mod declared;
 mod error;

@@ -43,6 +43,12 @@ impl Sqlite {
         })
     }
 
+    /// How long a connection waits for the write lock before [`Retry::Busy`] (5 s by default).
+    pub fn busy_timeout(mut self, busy: Duration) -> Self {
+        self.busy = busy;
+        self
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -132,7 +138,9 @@ fn value(v: ValueRef<'_>) -> Value {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Int(i),
         ValueRef::Real(f) => Value::Text(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            Value::Text(String::from_utf8_lossy(t).into_owned())
+        }
     }
 }
 
@@ -152,7 +160,12 @@ impl Conn for SqliteConn {
         self.conn.execute_batch(sql).map_err(sql_error)
     }
 
-    fn query(&mut self, stmt: &Stmt<'_>, params: &[Value], out: &mut Vec<Vec<Value>>) -> Result<()> {
+    fn query(
+        &mut self,
+        stmt: &Stmt<'_>,
+        params: &[Value],
+        out: &mut Vec<Vec<Value>>,
+    ) -> Result<()> {
         out.clear();
         let mut s = self.conn.prepare_cached(stmt.sql).map_err(sql_error)?;
         let n = s.column_count();

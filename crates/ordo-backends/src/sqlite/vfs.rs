@@ -93,7 +93,9 @@ unsafe extern "C" fn open(
     rc
 }
 
-unsafe fn inner(f: *mut ffi::sqlite3_file) -> (*mut ffi::sqlite3_file, &'static ffi::sqlite3_io_methods) {
+unsafe fn inner(
+    f: *mut ffi::sqlite3_file,
+) -> (*mut ffi::sqlite3_file, &'static ffi::sqlite3_io_methods) {
     let real = (*(f as *mut File)).real;
     (real, &*(*real).pMethods)
 }

@@ -113,9 +113,14 @@ fn text(v: &Value) -> String {
 
 /// A row's line: its protocol, and the knobs it ran with that differ from their defaults — so
 /// one figure holds DIBS's ablation steps (`dibs dibs-opt=grouping`) or VLL's batch sizes side by
-/// side, and never averages them together.
+/// side, and never averages them together; on a real engine, the merge group size above 1
+/// (`dibs merge=8`).
 pub fn line_name(row: &Row) -> String {
-    series_name(&row.protocol, &row.params.knobs(&row.protocol))
+    let name = series_name(&row.protocol, &row.params.knobs(&row.protocol));
+    match row.params.merge {
+        Some(g) if g > 1 => format!("{name} merge={g}"),
+        _ => name,
+    }
 }
 
 /// A line's name: the protocol, then ` knob=value` for each knob in `knobs` (those that differ

@@ -65,6 +65,9 @@ pub struct RunParams {
     /// Workers pinned to CPUs (`--pin`; absent in older files, which did not pin).
     #[serde(default)]
     pub pin: Option<bool>,
+    /// Client transactions per engine transaction (`--backend … --merge`; absent elsewhere).
+    #[serde(default)]
+    pub merge: Option<u64>,
 }
 
 impl RunParams {

@@ -1,0 +1,149 @@
+//! `ordo bench --backend` as a user runs it: SQLite needs nothing installed; the rows carry the
+//! engine, the merge group size and syncs per transaction; `ordo report` draws a line per group
+//! size; bad input and an unreachable server are one-line errors with exit code 2.
+
+use std::process::{Command, Output};
+
+fn ordo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ordo"))
+        .args(args)
+        .output()
+        .expect("run ordo")
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let o = ordo(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "{args:?}: one line, got {err}"
+    );
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
+#[test]
+fn sqlite_ycsb_with_merging_and_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rows.json");
+    let db = dir.path().join("ycsb.sqlite");
+    let o = ordo(&[
+        "bench",
+        "--backend",
+        "sqlite",
+        "--sqlite-path",
+        db.to_str().unwrap(),
+        "-w",
+        "ycsb",
+        "--rows",
+        "300",
+        "--field-len",
+        "16",
+        "--read-ratio",
+        "0.5",
+        "-p",
+        "dibs,native",
+        "--merge",
+        "1,4",
+        "-t",
+        "1",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("dibs G=4"), "{out}");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let names: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["protocol"].as_str().unwrap(),
+                r["params"]["merge"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("dibs", 1), ("native", 1), ("dibs", 4)]);
+    for r in &rows {
+        assert_eq!(r["params"]["workload"]["backend"], "sqlite");
+        assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
+        let syncs = r["backend"]["syncs_per_txn"].as_f64().unwrap();
+        assert!(syncs > 0.0, "{r}");
+    }
+    let svg = dir.path().join("fig");
+    let o = ordo(&[
+        "report",
+        json.to_str().unwrap(),
+        "--out",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut drawn = String::new();
+    for f in std::fs::read_dir(&svg).unwrap() {
+        drawn += &std::fs::read_to_string(f.unwrap().path()).unwrap_or_default();
+    }
+    assert!(
+        drawn.contains("dibs merge=4"),
+        "no line for group size 4 in the report"
+    );
+}
+
+#[test]
+fn bad_backend_requests_are_refused_in_one_line() {
+    fails_with(
+        &["bench", "--backend", "oracle", "-w", "ycsb"],
+        "unknown backend `oracle`",
+    );
+    fails_with(&["bench", "--merge", "4", "-w", "ycsb"], "need --backend");
+    fails_with(
+        &["bench", "--backend", "sqlite", "-w", "tpcc"],
+        "does not run on a backend",
+    );
+    fails_with(
+        &["bench", "--backend", "sqlite", "-w", "ycsb", "-p", "silo"],
+        "does not run on a backend",
+    );
+    fails_with(
+        &[
+            "bench",
+            "--backend",
+            "sqlite",
+            "-w",
+            "ycsb",
+            "--hot-rows",
+            "4",
+        ],
+        "not an option of ycsb on a backend",
+    );
+    fails_with(
+        &[
+            "bench",
+            "--backend",
+            "sqlite",
+            "-w",
+            "ycsb",
+            "-p",
+            "native-rc",
+            "--rows",
+            "10",
+            "--seconds",
+            "0.1",
+        ],
+        "sqlite has no READ COMMITTED level",
+    );
+    fails_with(
+        &["bench", "--backend", "sqlite", "-w", "ycsb", "--merge", "0"],
+        "invalid --merge",
+    );
+}
