@@ -1,5 +1,8 @@
 pub mod conn;
 pub mod error;
+pub mod mariadb;
+mod net;
+pub mod postgres;
 pub mod sqlite;
 
 pub use conn::{Backend, Conn, Intent, Level, Stmt, Value};
