@@ -106,10 +106,20 @@ fn open(args: &BackendArgs, name: &str) -> Result<(Box<dyn Backend>, Option<Temp
             db.remove()?;
             Ok((Box::new(db), temp))
         }
-        "mariadb" | "postgres" => Err(Error::InvalidInput(format!(
-            "{name} is not built yet ({})",
-            url("ORDO_MARIADB_URL", DEFAULT_MARIADB_URL) + DEFAULT_POSTGRES_URL
-        ))),
+        "mariadb" => Ok((
+            Box::new(ordo_backends::mariadb::Mariadb::new(&url(
+                "ORDO_MARIADB_URL",
+                DEFAULT_MARIADB_URL,
+            ))?),
+            None,
+        )),
+        "postgres" => Ok((
+            Box::new(ordo_backends::postgres::Postgres::new(&url(
+                "ORDO_POSTGRES_URL",
+                DEFAULT_POSTGRES_URL,
+            ))?),
+            None,
+        )),
         other => Err(Error::InvalidInput(format!(
             "unknown backend `{other}` (sqlite, mariadb, postgres)"
         ))),
