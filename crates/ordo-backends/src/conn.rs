@@ -117,6 +117,12 @@ pub trait Backend: Send + Sync {
     fn syncs(&self) -> Option<u64> {
         None
     }
+    /// Makes a freshly loaded database ready to measure (SQLite: checkpoint the load out of the
+    /// WAL, so that the first run does not pay for it; PostgreSQL: `VACUUM ANALYZE`).
+    fn settle(&self, conn: &mut dyn Conn) -> Result<()> {
+        let _ = conn;
+        Ok(())
+    }
     /// What a row records about the engine (version, settings).
     fn describe(&self) -> serde_json::Value;
 }

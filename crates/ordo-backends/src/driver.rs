@@ -131,6 +131,7 @@ pub fn load<W: SqlWorkload>(backend: &dyn Backend, w: &W) -> Result<f64> {
         }
     }
     w.load(conn.as_mut())?;
+    backend.settle(conn.as_mut())?;
     Ok(start.elapsed().as_secs_f64())
 }
 

@@ -125,6 +125,11 @@ impl Backend for Postgres {
         Level::ReadCommitted
     }
 
+    fn settle(&self, conn: &mut dyn Conn) -> Result<()> {
+        // Fresh statistics and visibility map after the bulk load.
+        conn.batch("VACUUM ANALYZE")
+    }
+
     fn describe(&self) -> serde_json::Value {
         if self.version.get().is_none() {
             // Connecting records the version; a server that cannot be reached leaves it null.
