@@ -326,6 +326,9 @@ fn setup<W: SqlWorkload>(
     Ok((level, plm))
 }
 
+/// Told of each acknowledged client transaction (`true`: committed).
+type Ack<'a, T> = &'a mut dyn FnMut(&T, bool);
+
 struct Worker<'a, W: SqlWorkload> {
     w: &'a W,
     s: Session<'a>,
@@ -336,7 +339,7 @@ struct Worker<'a, W: SqlWorkload> {
     /// A fixed list of client transactions to run instead of the generator's ([`run_listed`]).
     list: Option<std::vec::IntoIter<W::Txn>>,
     /// Told of each client transaction when it is acknowledged (`true`: committed).
-    ack: Option<&'a mut dyn FnMut(&W::Txn, bool)>,
+    ack: Option<Ack<'a, W::Txn>>,
 }
 
 /// A member of a merged group: the client transaction, when it first started, and whether it

@@ -103,3 +103,49 @@ fn a_bad_statement_is_an_engine_error_naming_sqlite() {
     assert!(e.retry().is_none());
     assert!(e.to_string().starts_with("sqlite: "), "{e}");
 }
+
+#[test]
+fn every_commit_of_a_writer_syncs_on_every_connection() {
+    let (_dir, db) = db();
+    let mut c = db.connect().unwrap();
+    c.batch("CREATE TABLE t (k BIGINT PRIMARY KEY, v VARCHAR(200))")
+        .unwrap();
+    c.batch("BEGIN").unwrap();
+    for k in 0..10_000 {
+        c.execute(&INSERT, &[Value::Int(k), Value::Text("x".repeat(150))])
+            .unwrap();
+    }
+    c.batch("COMMIT").unwrap();
+    drop(c);
+    let update = Stmt {
+        id: 2,
+        sql: "UPDATE t SET v = ? WHERE k = ?",
+    };
+    let sync = Stmt {
+        id: 3,
+        sql: "PRAGMA synchronous",
+    };
+    for round in 0..3 {
+        let mut c = db.connect().unwrap();
+        let mut rows = Vec::new();
+        c.query(&sync, &[], &mut rows).unwrap();
+        let before = db.syncs().unwrap();
+        for i in 0..500i64 {
+            c.begin(Level::Serializable, Intent::Write).unwrap();
+            c.execute(
+                &update,
+                &[
+                    Value::Text(format!("{round}-{i}")),
+                    Value::Int((i * 7919) % 10_000),
+                ],
+            )
+            .unwrap();
+            c.commit().unwrap();
+        }
+        let n = db.syncs().unwrap() - before;
+        assert!(
+            n >= 500,
+            "round {round}: {n} syncs for 500 commits, synchronous = {rows:?}"
+        );
+    }
+}

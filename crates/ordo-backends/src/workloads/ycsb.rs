@@ -67,7 +67,7 @@ impl Ycsb {
                 "ycsb over a backend: rows, ops and field-len must be positive (field-len at most 1000) and fields 1 to 63, got {cfg:?}"
             )));
         }
-        if !(0.0..=1.0).contains(&cfg.read_ratio) || !(cfg.theta >= 0.0 && cfg.theta.is_finite()) {
+        if !((0.0..=1.0).contains(&cfg.read_ratio) && cfg.theta >= 0.0 && cfg.theta.is_finite()) {
             return Err(Error::Input(format!(
                 "ycsb over a backend: bad read-ratio or theta in {cfg:?}"
             )));
