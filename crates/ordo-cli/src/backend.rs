@@ -167,10 +167,41 @@ fn ycsb_of(s: &Settings) -> Result<Ycsb> {
     })?)
 }
 
-/// Runs `ordo bench --backend …`; returns the JSON rows.
-pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::Value>> {
+/// What `ordo bench --backend …` asks for, checked before anything connects.
+pub struct Checked {
+    pub protocols: Vec<(&'static str, Option<Level>)>,
+    pub merges: Vec<usize>,
+    pub threads: Vec<usize>,
+    pub duration: Duration,
+    pub warmup: Duration,
+    lock_timeout: Duration,
+    optimizations: Optimizations,
+}
+
+impl Checked {
+    /// The names of the lines the rows make, as `ordo report` names them (`dibs merge=8`).
+    pub fn series(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for (i, &g) in self.merges.iter().enumerate() {
+            for &(p, level) in &self.protocols {
+                let name = match (level, g) {
+                    (None, 1) => p.to_string(),
+                    (None, g) => format!("{p} merge={g}"),
+                    (Some(_), _) if i == 0 => p.to_string(),
+                    _ => continue,
+                };
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Checks the arguments of a run on a backend (a bad one is a one-line error).
+pub fn check(args: &BenchArgs) -> Result<Checked> {
     let b = &args.backend;
-    let name = b.backend.as_deref().expect("called with --backend");
     let protocols = opts::split(args.protocols.as_deref().unwrap_or("dibs,native"))
         .into_iter()
         .map(|p| {
@@ -235,6 +266,30 @@ pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::
             .find(|s| s.name() == step)
             .unwrap_or(Step::Full),
     );
+    Ok(Checked {
+        protocols,
+        merges,
+        threads,
+        duration,
+        warmup,
+        lock_timeout,
+        optimizations,
+    })
+}
+
+/// Runs `ordo bench --backend …`; returns the JSON rows.
+pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::Value>> {
+    let b = &args.backend;
+    let name = b.backend.as_deref().expect("called with --backend");
+    let Checked {
+        protocols,
+        merges,
+        threads,
+        duration,
+        warmup,
+        lock_timeout,
+        optimizations,
+    } = check(args)?;
     let (backend, _temp) = open(b, name)?;
     let mut rows = Vec::new();
     let plan = Plan {
@@ -410,7 +465,9 @@ impl Plan<'_> {
             "aborts": aborts,
             "elapsed_secs": r.elapsed.as_secs_f64(),
             "load_secs": load_secs,
-            "consistency": "not checked",
+            // Not checked: a real engine's state is not Ordo's to inspect (`ordo verify` is not
+            // wired to backends yet).
+            "consistency": null,
             "relative_to_nocc": null,
             "reps_committed_per_sec": [r.committed_per_sec()],
             "sweep": sweep,

@@ -29,7 +29,7 @@ run() {
 
 # SQLite (bundled: nothing to start). The database lives in the temporary directory: keep it on a
 # real disk (not tmpfs), or the syncs cost nothing.
-run fig5-sqlite-tatp --backend sqlite -w tatp -p dibs,native --merge 1,2,4,8 -t "$threads"
+[ "${SKIP_FIG5:-0}" = 1 ] || run fig5-sqlite-tatp --backend sqlite -w tatp -p dibs,native --merge 1,2,4,8 -t "$threads"
 run fig6a-sqlite-ycsb-read-1 --backend sqlite -w ycsb --read-ratio 0.95 --ops 1 -p dibs,native --merge 1,2,4,8 -t "$threads"
 run fig6b-sqlite-ycsb-write-1 --backend sqlite -w ycsb --read-ratio 0.5 --ops 1 -p dibs,native --merge 1,2,4,8 -t "$threads"
 run fig6c-sqlite-ycsb-write-8 --backend sqlite -w ycsb --read-ratio 0.5 --ops 8 -p dibs,native --merge 1,2,4,8 -t "$threads"

@@ -222,6 +222,9 @@ impl Run {
     /// The names of the lines its rows make (as `ordo report` names them).
     fn series(&self) -> Result<Vec<String>> {
         let args = self.bench_args(false)?;
+        if args.backend.backend.is_some() {
+            return Ok(crate::backend::check(&args)?.series());
+        }
         self.protocols
             .iter()
             .map(|p| {
