@@ -36,7 +36,8 @@ pub struct BackendArgs {
     /// the address scripts/servers/<name>.sh serves.
     #[arg(long, value_name = "URL")]
     pub backend_url: Option<String>,
-    /// SQLite's database file (default: a new file in the temporary directory, removed after).
+    /// SQLite's database file, created anew (a file already there is replaced) and kept after the
+    /// run (default: a new file in the temporary directory, removed after).
     #[arg(long, value_name = "FILE")]
     pub sqlite_path: Option<PathBuf>,
     /// Transaction merging (§4.4), with --backend: client transactions per engine transaction

@@ -37,27 +37,7 @@ const CF_EXISTS: usize = 9;
 const CF_INSERT: usize = 10;
 const CF_DELETE: usize = 11;
 
-/// The transaction types and their shares of the mix (percent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    GetSubscriberData,
-    GetNewDestination,
-    GetAccessData,
-    UpdateSubscriberData,
-    UpdateLocation,
-    InsertCallForwarding,
-    DeleteCallForwarding,
-}
-
-const MIX: [(Kind, u32); 7] = [
-    (Kind::GetSubscriberData, 35),
-    (Kind::GetNewDestination, 10),
-    (Kind::GetAccessData, 35),
-    (Kind::UpdateSubscriberData, 2),
-    (Kind::UpdateLocation, 14),
-    (Kind::InsertCallForwarding, 2),
-    (Kind::DeleteCallForwarding, 2),
-];
+pub use ordo_workloads::tatp::Kind;
 
 /// One client transaction and its parameters.
 #[derive(Debug, Clone)]
@@ -318,15 +298,16 @@ impl SqlWorkload for Tatp {
     }
 
     fn next(&self, rng: &mut SmallRng) -> Txn {
+        // The standard mix, by the in-memory workload's shares.
         let roll = rng.gen_range(0..100);
         let mut acc = 0;
-        let kind = MIX
-            .iter()
-            .find(|(_, pct)| {
-                acc += pct;
+        let kind = Kind::ALL
+            .into_iter()
+            .find(|k| {
+                acc += k.percent();
                 roll < acc
             })
-            .map_or(Kind::GetSubscriberData, |(k, _)| *k);
+            .unwrap_or(Kind::GetSubscriberData);
         let start_time = [0, 8, 16][rng.gen_range(0..3)];
         Txn {
             kind,
@@ -353,15 +334,7 @@ impl SqlWorkload for Tatp {
     }
 
     fn kind(&self, txn: &Txn) -> &'static str {
-        match txn.kind {
-            Kind::GetSubscriberData => "GetSubscriberData",
-            Kind::GetNewDestination => "GetNewDestination",
-            Kind::GetAccessData => "GetAccessData",
-            Kind::UpdateSubscriberData => "UpdateSubscriberData",
-            Kind::UpdateLocation => "UpdateLocation",
-            Kind::InsertCallForwarding => "InsertCallForwarding",
-            Kind::DeleteCallForwarding => "DeleteCallForwarding",
-        }
+        txn.kind.name()
     }
 
     fn run(&self, s: &mut Session<'_>, t: &Txn) -> Result<()> {
