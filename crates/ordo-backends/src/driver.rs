@@ -22,14 +22,14 @@
 
 use crate::conn::{Backend, Intent, Level};
 use crate::error::{Error, Result, Retry};
-use crate::session::{Dibs, Session};
+use crate::session::{Dibs, Seen, Session};
 use crate::workloads::{lock_specs, SqlWorkload};
 use hdrhistogram::Histogram;
 use ordo_predicate::{Config, Isolation, LockManager, Optimizations};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// How transactions are isolated.
@@ -173,6 +173,9 @@ pub fn run<W: SqlWorkload>(backend: &dyn Backend, w: &W, cfg: &RunConfig) -> Res
                         ),
                         list: None,
                         ack: None,
+                        ids: None,
+                        attempts: Vec::new(),
+                        session: i as u32,
                     };
                     let r = match cfg.mode {
                         Mode::Dibs {
@@ -264,6 +267,9 @@ pub fn run_listed<W: SqlWorkload>(
         rng: SmallRng::seed_from_u64(0),
         list: Some(txns.into_iter()),
         ack: Some(ack),
+        ids: None,
+        attempts: Vec::new(),
+        session: 0,
     };
     match mode {
         Mode::Dibs {
@@ -326,6 +332,82 @@ fn setup<W: SqlWorkload>(
     Ok((level, plm))
 }
 
+/// Runs `per_thread` client transactions of `w` on each of `threads` workers under `mode`,
+/// recording every attempt — what it read and wrote, by the version ids the workload stores in
+/// its rows ([`crate::workloads::versioned`]), and whether it committed — for a serializability
+/// checker. Individual commit only. The tables must be loaded.
+pub fn record<W: SqlWorkload>(
+    backend: &dyn Backend,
+    w: &W,
+    mode: Mode,
+    threads: usize,
+    per_thread: usize,
+    lock_timeout: Duration,
+    seed: u64,
+) -> Result<Vec<Attempt>> {
+    if matches!(mode, Mode::Dibs { merge, .. } if merge > 1) {
+        return Err(Error::Input(
+            "recording a history runs individual commit only (merge 1)".into(),
+        ));
+    }
+    let cfg = RunConfig {
+        threads,
+        warmup: Duration::ZERO,
+        duration: Duration::ZERO,
+        seed,
+        mode,
+        lock_timeout,
+        optimizations: Optimizations::full(),
+    };
+    let (level, plm) = setup(backend, w, &cfg)?;
+    let conns = (0..threads)
+        .map(|_| backend.connect())
+        .collect::<Result<Vec<_>>>()?;
+    let ids = AtomicU64::new(1);
+    let phase = AtomicU8::new(MEASURE);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = conns
+            .into_iter()
+            .enumerate()
+            .map(|(i, conn)| {
+                let (plm, ids, phase) = (plm.as_ref(), &ids, &phase);
+                scope.spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(
+                        seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    );
+                    let list: Vec<W::Txn> = (0..per_thread).map(|_| w.next(&mut rng)).collect();
+                    let mut worker = Worker {
+                        w,
+                        s: Session::new(
+                            conn,
+                            plm.map(|plm| Dibs {
+                                plm,
+                                txn: plm.begin(Isolation::Serializable),
+                            }),
+                            w.statements(),
+                        ),
+                        level,
+                        phase,
+                        stats: RunStats::new(),
+                        rng,
+                        list: Some(list.into_iter()),
+                        ack: None,
+                        ids: Some(ids),
+                        attempts: Vec::new(),
+                        session: i as u32,
+                    };
+                    worker.individual().map(|()| worker.attempts)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for h in handles {
+            all.extend(h.join().expect("worker thread panicked")?);
+        }
+        Ok(all)
+    })
+}
+
 /// Told of each acknowledged client transaction (`true`: committed).
 type Ack<'a, T> = &'a mut dyn FnMut(&T, bool);
 
@@ -340,6 +422,22 @@ struct Worker<'a, W: SqlWorkload> {
     list: Option<std::vec::IntoIter<W::Txn>>,
     /// Told of each client transaction when it is acknowledged (`true`: committed).
     ack: Option<Ack<'a, W::Txn>>,
+    /// When recording a history ([`record`]): the source of attempt ids, and the attempts made.
+    ids: Option<&'a AtomicU64>,
+    attempts: Vec<Attempt>,
+    session: u32,
+}
+
+/// One attempt at a client transaction, as [`record`] saw it from the client.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// The worker that made it.
+    pub session: u32,
+    /// Its id: the version id its writes stored (unique, nonzero).
+    pub id: u64,
+    /// Whether the engine's commit returned (else it was rolled back).
+    pub committed: bool,
+    pub events: Vec<Seen>,
 }
 
 /// A member of a merged group: the client transaction, when it first started, and whether it
@@ -410,12 +508,27 @@ impl<W: SqlWorkload> Worker<'_, W> {
         }
     }
 
+    /// Files the attempt that just ended, when recording.
+    fn end_attempt(&mut self, committed: bool) {
+        if self.ids.is_some() {
+            self.attempts.push(Attempt {
+                session: self.session,
+                id: self.s.attempt(),
+                committed,
+                events: self.s.take_seen(),
+            });
+        }
+    }
+
     /// One engine transaction per client transaction.
     fn individual(&mut self) -> Result<()> {
         while let Some(txn) = self.next_txn() {
             let start = Instant::now();
             let intent = self.intent(&txn);
             loop {
+                if let Some(ids) = self.ids {
+                    self.s.begin_attempt(ids.fetch_add(1, Ordering::Relaxed));
+                }
                 let r = self
                     .s
                     .conn
@@ -425,16 +538,19 @@ impl<W: SqlWorkload> Worker<'_, W> {
                 match r {
                     Ok(()) => {
                         self.s.release();
+                        self.end_attempt(true);
                         self.stats.engine_commits += 1;
                         self.acknowledge(&txn, start, false);
                         break;
                     }
                     Err(e) => match self.undo(e) {
                         Error::UserAbort(_) => {
+                            self.end_attempt(false);
                             self.acknowledge(&txn, start, true);
                             break;
                         }
                         Error::Retry { why, .. } => {
+                            self.end_attempt(false);
                             self.abort(why, 1);
                             if self.stopped() {
                                 break;

@@ -15,12 +15,25 @@ pub struct Dibs<'a> {
     pub txn: Txn,
 }
 
+/// What a recording session's transaction saw and wrote, from the client's side: the version ids
+/// stored in the rows (the id of the attempt that wrote each value; 0 for the loader's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// Item `item` read, holding the version `version` wrote.
+    Read { item: (u32, u64), version: u64 },
+    /// Item `item` written, replacing the version `prev` wrote (as this transaction read it).
+    Write { item: (u32, u64), prev: u64 },
+}
+
 pub struct Session<'a> {
     pub conn: Box<dyn Conn>,
     dibs: Option<Dibs<'a>>,
     stmts: &'a [StmtDef],
     rows: Vec<Vec<Value>>,
     lock_args: Vec<i64>,
+    /// The running attempt's id (nonzero while recording) and what it saw.
+    attempt: u64,
+    seen: Vec<Seen>,
 }
 
 impl<'a> Session<'a> {
@@ -31,7 +44,32 @@ impl<'a> Session<'a> {
             stmts,
             rows: Vec::new(),
             lock_args: Vec::new(),
+            attempt: 0,
+            seen: Vec::new(),
         }
+    }
+
+    /// Starts recording attempt `id` (nonzero): what it sees goes to [`Session::take_seen`].
+    pub fn begin_attempt(&mut self, id: u64) {
+        self.attempt = id;
+        self.seen.clear();
+    }
+
+    /// The running attempt's id: the version id its writes store (0 when not recording).
+    pub fn attempt(&self) -> u64 {
+        self.attempt
+    }
+
+    /// Notes an event of the running attempt (when recording).
+    pub fn record(&mut self, e: Seen) {
+        if self.attempt != 0 {
+            self.seen.push(e);
+        }
+    }
+
+    /// What the running attempt saw and wrote.
+    pub fn take_seen(&mut self) -> Vec<Seen> {
+        std::mem::take(&mut self.seen)
     }
 
     /// Whether statements take predicate locks.

@@ -5,6 +5,7 @@
 //! same declaration a DIBS deployment in front of an unmodified engine would be given.
 
 pub mod tatp;
+pub mod versioned;
 pub mod ycsb;
 
 use crate::conn::{Conn, Value};
