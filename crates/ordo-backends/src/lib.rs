@@ -19,6 +19,7 @@
 //! | Fig. 5b: `fdatasync` calls per client transaction | [`sqlite::vfs`], a pass-through VFS that counts `xSync` |
 //! | §4.5 DIBS (serializable) over MySQL READ UNCOMMITTED against MySQL SERIALIZABLE | [`mariadb`] ([`Backend::weak_level`]: READ UNCOMMITTED) |
 //! | (not in the paper) PostgreSQL, whose SERIALIZABLE is Cahill's SSI | [`postgres`] (DIBS over READ COMMITTED) |
+//! | (not in the paper) histories recorded from the client side, checked by Ordo's checker | [`driver::record`], [`workloads::versioned`], [`history`] |
 //!
 //! The engines: [`sqlite`] (rusqlite's bundled SQLite, WAL, `synchronous=FULL`), [`mariadb`] and
 //! [`postgres`] (servers started by the project's `scripts/servers/*.sh`). What the layer needs
@@ -34,6 +35,7 @@
 pub mod conn;
 pub mod driver;
 pub mod error;
+pub mod history;
 pub mod mariadb;
 mod net;
 pub mod postgres;

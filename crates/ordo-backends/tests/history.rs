@@ -4,11 +4,11 @@
 //! READ COMMITTED: lost updates show as version forks or cycles). Server tests skip in one line
 //! when the server is down, unless `ORDO_REQUIRE_SERVERS=1`.
 
-use ordo::check::{self, Event, History, ItemKey, Report, TxnRecord};
-use ordo_backends::driver::{self, Attempt, Mode};
+use ordo::check::{self, Report};
+use ordo_backends::driver::{self, Mode};
+use ordo_backends::history::history;
 use ordo_backends::mariadb::Mariadb;
 use ordo_backends::postgres::Postgres;
-use ordo_backends::session::Seen;
 use ordo_backends::sqlite::Sqlite;
 use ordo_backends::workloads::versioned::Versioned;
 use ordo_backends::{Backend, Error, Level};
@@ -18,34 +18,6 @@ const DIBS: Mode = Mode::Dibs {
     merge: 1,
     merge_timeout: Duration::ZERO,
 };
-
-fn history(attempts: &[Attempt]) -> History {
-    History {
-        txns: attempts
-            .iter()
-            .map(|a| TxnRecord {
-                id: a.id,
-                session: a.session,
-                committed: a.committed,
-                events: a
-                    .events
-                    .iter()
-                    .map(|e| match *e {
-                        Seen::Read { item, version } => Event::Read {
-                            item: ItemKey::new(item.0, item.1),
-                            version,
-                        },
-                        Seen::Write { item, prev } => Event::Write {
-                            item: ItemKey::new(item.0, item.1),
-                            prev,
-                            deleted: false,
-                        },
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }
-}
 
 /// Contended: 8 rows of `fields` fields, `ops` requests a transaction, half of them writes.
 fn contended(fields: u16, ops: usize) -> Versioned {

@@ -515,3 +515,116 @@ fn reasons(r: &RunStats) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// `ordo verify --backend …`: each protocol runs `--txns` client transactions of a versioned
+/// YCSB (each field holds the id of the attempt that wrote it; `--rows` 8, `--fields` 1, `--ops`
+/// 4, `--read-ratio` 0.5, `--theta` 0 unless given: small and contended) on the engine, records
+/// every attempt's reads and writes from the client side, and runs Ordo's checker on the history.
+/// `dibs` and `native` promise serializability (exit code 1 if a history breaks it); the weaker
+/// levels promise nothing here and show what they allow.
+pub fn verify(args: &crate::verify::VerifyArgs) -> Result<std::process::ExitCode> {
+    let b = &args.backend;
+    let name = b.backend.as_deref().expect("called with --backend");
+    if b.merge.as_deref().is_some_and(|m| m != "1") {
+        return Err(Error::InvalidInput(
+            "ordo verify --backend records individual commits only (no --merge)".into(),
+        ));
+    }
+    if args.workload != "ycsb" {
+        return Err(Error::InvalidInput(
+            "ordo verify --backend runs a versioned ycsb only (-w ycsb)".into(),
+        ));
+    }
+    let protocols = opts::split(&args.protocols)
+        .into_iter()
+        .map(|p| {
+            PROTOCOLS.iter().find(|(n, _)| *n == p).copied().ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "protocol `{p}` does not run on a backend (dibs, native, native-rr, native-rc, native-ru)"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let threads = opts::threads(&args.threads)?;
+    if threads.len() != 1 {
+        return Err(Error::InvalidInput("verify takes one thread count".into()));
+    }
+    let allowed = allowed("ycsb")?;
+    let s = &args.declared.workload;
+    for (spec, _) in s.given() {
+        if !allowed.iter().any(|a| a.name == spec.name) {
+            return Err(Error::InvalidInput(format!(
+                "--{} is not an option of the versioned ycsb",
+                spec.name
+            )));
+        }
+    }
+    let w = ordo_backends::workloads::versioned::Versioned::new(
+        s.int(&ycsb::options::ROWS)?.unwrap_or(8),
+        s.int_as(&ycsb::options::FIELDS)?.unwrap_or(1),
+        s.int_as(&ycsb::options::OPS)?.unwrap_or(4),
+        1.0 - s.float(&ycsb::options::READ_RATIO)?.unwrap_or(0.5),
+        s.float(&ycsb::options::THETA)?.unwrap_or(0.0),
+    )?;
+    let per_thread = usize::try_from(args.txns.div_ceil(threads[0] as u64).max(1))
+        .map_err(|_| Error::InvalidInput("--txns too large".into()))?;
+    let lock_timeout = Duration::from_millis(
+        args.declared
+            .knobs
+            .int(&ordo::protocols::dibs::TIMEOUT_KNOB)?
+            .unwrap_or(10),
+    );
+    let (backend, _temp) = open(b, name)?;
+    let mut failed = false;
+    for (protocol, level) in protocols {
+        let mode = match level {
+            None => Mode::Dibs {
+                merge: 1,
+                merge_timeout: Duration::ZERO,
+            },
+            Some(l) => Mode::Native(l),
+        };
+        driver::load(backend.as_ref(), &w)?;
+        let attempts = driver::record(
+            backend.as_ref(),
+            &w,
+            mode,
+            threads[0],
+            per_thread,
+            lock_timeout,
+            args.seed,
+        )?;
+        let history = ordo_backends::history::history(&attempts);
+        let report = ordo::check::check(&history);
+        let promise = match level {
+            None | Some(Level::Serializable) => ordo::protocols::Isolation::Serializable,
+            Some(_) => ordo::protocols::Isolation::None,
+        };
+        let bad = crate::verify::breaks(promise, &report);
+        failed |= bad;
+        let level = level.unwrap_or(backend.weak_level());
+        println!(
+            "{protocol:<10} on {name} {:<16} {}  => {}",
+            level.sql(),
+            report.summary(),
+            if bad {
+                "VIOLATED"
+            } else if promise == ordo::protocols::Isolation::Serializable {
+                "ok"
+            } else {
+                "(promises nothing here)"
+            }
+        );
+        for a in report.anomalies.iter().take(5) {
+            println!("    {}", a.description);
+        }
+        if report.anomalies.len() > 5 {
+            println!("    … {} more", report.anomalies.len() - 5);
+        }
+    }
+    Ok(if failed {
+        std::process::ExitCode::from(1)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}

@@ -37,6 +37,9 @@ pub struct VerifyArgs {
     #[arg(long = "no-prefetch")]
     pub no_prefetch: bool,
     /// The workload options and protocol knobs (from their declarations).
+    /// Real engines behind DIBS (`--backend`): the history is recorded from the client side.
+    #[command(flatten)]
+    pub backend: crate::backend::BackendArgs,
     #[command(flatten)]
     pub declared: Declared,
 }
@@ -55,9 +58,13 @@ impl<W: ordo::harness::Workload> ProtocolVisitor for Runner<'_, W> {
 
 /// Whether `report` breaks what `isolation` promises.
 fn violates(isolation: Isolation, v: &Verified) -> bool {
-    let r = &v.report;
+    breaks(isolation, &v.report) || (isolation == Isolation::Serializable && v.invariants.is_err())
+}
+
+/// Whether a checked history breaks what `isolation` promises.
+pub fn breaks(isolation: Isolation, r: &ordo::check::Report) -> bool {
     match isolation {
-        Isolation::Serializable => !r.is_serializable() || v.invariants.is_err(),
+        Isolation::Serializable => !r.is_serializable(),
         Isolation::SnapshotIsolation => [
             AnomalyKind::G0,
             AnomalyKind::G1a,
@@ -74,6 +81,10 @@ fn violates(isolation: Isolation, v: &Verified) -> bool {
 }
 
 pub fn run(args: VerifyArgs) -> Result<ExitCode> {
+    crate::backend::check_unused(&args.backend)?;
+    if args.backend.backend.is_some() {
+        return crate::backend::verify(&args);
+    }
     let protos = opts::protocols(&args.protocols)?;
     let threads = opts::threads(&args.threads)?;
     if threads.len() != 1 {

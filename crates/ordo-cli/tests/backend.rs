@@ -147,3 +147,54 @@ fn bad_backend_requests_are_refused_in_one_line() {
         "invalid --merge",
     );
 }
+
+#[test]
+fn verify_on_sqlite_records_and_checks_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.sqlite");
+    let o = ordo(&[
+        "verify",
+        "--backend",
+        "sqlite",
+        "--sqlite-path",
+        db.to_str().unwrap(),
+        "-w",
+        "ycsb",
+        "-p",
+        "dibs,native",
+        "-t",
+        "2",
+        "--txns",
+        "120",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        out.matches("serializable, no anomalies  => ok").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("120 committed"), "{out}");
+    fails_with(
+        &[
+            "verify",
+            "--backend",
+            "sqlite",
+            "-w",
+            "ycsb",
+            "-p",
+            "dibs",
+            "--merge",
+            "4",
+        ],
+        "individual commits only",
+    );
+    fails_with(
+        &["verify", "--backend", "sqlite", "-w", "tatp", "-p", "dibs"],
+        "versioned ycsb only",
+    );
+}
