@@ -168,6 +168,21 @@ fn ycsb_of(s: &Settings) -> Result<Ycsb> {
     })?)
 }
 
+/// The protocols of comma-separated `list` that run on a backend, with the engine level of each
+/// (`None`: DIBS over the engine's weak level).
+fn protocols(list: &str) -> Result<Vec<(&'static str, Option<Level>)>> {
+    opts::split(list)
+        .into_iter()
+        .map(|p| {
+            PROTOCOLS.iter().find(|(n, _)| *n == p).copied().ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "protocol `{p}` does not run on a backend (dibs, native, native-rr, native-rc, native-ru)"
+                ))
+            })
+        })
+        .collect()
+}
+
 /// What `ordo bench --backend …` asks for, checked before anything connects.
 pub struct Checked {
     pub protocols: Vec<(&'static str, Option<Level>)>,
@@ -203,20 +218,7 @@ impl Checked {
 /// Checks the arguments of a run on a backend (a bad one is a one-line error).
 pub fn check(args: &BenchArgs) -> Result<Checked> {
     let b = &args.backend;
-    let protocols = opts::split(args.protocols.as_deref().unwrap_or("dibs,native"))
-        .into_iter()
-        .map(|p| {
-            PROTOCOLS
-                .iter()
-                .find(|(n, _)| *n == p)
-                .copied()
-                .ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "protocol `{p}` does not run on a backend (dibs, native, native-rr, native-rc, native-ru)"
-                    ))
-                })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let protocols = protocols(args.protocols.as_deref().unwrap_or("dibs,native"))?;
     let merges = match &b.merge {
         None => vec![1],
         Some(list) => opts::split(list)
@@ -535,16 +537,7 @@ pub fn verify(args: &crate::verify::VerifyArgs) -> Result<std::process::ExitCode
             "ordo verify --backend runs a versioned ycsb only (-w ycsb)".into(),
         ));
     }
-    let protocols = opts::split(&args.protocols)
-        .into_iter()
-        .map(|p| {
-            PROTOCOLS.iter().find(|(n, _)| *n == p).copied().ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "protocol `{p}` does not run on a backend (dibs, native, native-rr, native-rc, native-ru)"
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let protocols = protocols(&args.protocols)?;
     let threads = opts::threads(&args.threads)?;
     if threads.len() != 1 {
         return Err(Error::InvalidInput("verify takes one thread count".into()));
