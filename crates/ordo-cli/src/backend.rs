@@ -479,6 +479,7 @@ impl Plan<'_> {
                 "level": engine_level.sql(),
                 "merge": merge,
                 "merge_timeout_us": self.args.backend.merge_timeout_us,
+                "run_seed": seed,
                 "engine_commits": r.engine_commits,
                 "syncs": r.syncs,
                 "syncs_per_txn": r.syncs_per_txn(),
@@ -489,7 +490,9 @@ impl Plan<'_> {
                 "seconds": self.duration.as_secs_f64(),
                 "warmup": self.warmup.as_secs_f64(),
                 "reps": 1,
-                "seed": seed,
+                // The base seed, so that `ordo report` draws the runs of one invocation in one
+                // figure; the run's own seed (base plus the runs before it) is `backend.run_seed`.
+                "seed": self.args.seed,
                 "merge": merge,
                 "knobs": if protocol == "dibs" {
                     json!({"dibs-timeout-ms": self.lock_timeout.as_millis() as u64, "dibs-opt": step_name(self.optimizations)})

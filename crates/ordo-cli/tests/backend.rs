@@ -75,7 +75,14 @@ fn sqlite_ycsb_with_merging_and_its_report() {
         })
         .collect();
     assert_eq!(names, [("dibs", 1), ("native", 1), ("dibs", 4)]);
+    // One invocation's runs share the base seed (one figure), each run drawing anew.
+    let seeds: Vec<u64> = rows
+        .iter()
+        .map(|r| r["backend"]["run_seed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds, [42, 43, 44]);
     for r in &rows {
+        assert_eq!(r["params"]["seed"], 42);
         assert_eq!(r["params"]["workload"]["backend"], "sqlite");
         assert!(r["committed"].as_u64().unwrap() > 0, "{r}");
         let syncs = r["backend"]["syncs_per_txn"].as_f64().unwrap();
