@@ -156,6 +156,25 @@ fn allowed(workload: &str) -> Result<&'static [&'static OptionSpec]> {
     }
 }
 
+/// Refuses a workload option given that `workload` on a backend does not read.
+fn check_options(workload: &str, given: &Settings) -> Result<()> {
+    let allowed = allowed(workload)?;
+    for (spec, _) in given.given() {
+        if !allowed.iter().any(|a| a.name == spec.name) {
+            return Err(Error::InvalidInput(format!(
+                "--{} is not an option of {workload} on a backend (it takes {})",
+                spec.name,
+                allowed
+                    .iter()
+                    .map(|a| format!("--{}", a.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn ycsb_of(s: &Settings) -> Result<Ycsb> {
     let d = YcsbConfig::default();
     Ok(Ycsb::new(YcsbConfig {
@@ -239,21 +258,7 @@ pub fn check(args: &BenchArgs) -> Result<Checked> {
             "--reps is not supported with --backend yet".into(),
         ));
     }
-    let allowed = allowed(&args.workload)?;
-    for (spec, _) in args.declared.workload.given() {
-        if !allowed.iter().any(|a| a.name == spec.name) {
-            return Err(Error::InvalidInput(format!(
-                "--{} is not an option of {} on a backend (it takes {})",
-                spec.name,
-                args.workload,
-                allowed
-                    .iter()
-                    .map(|a| format!("--{}", a.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
+    check_options(&args.workload, &args.declared.workload)?;
     let knobs = &args.declared.knobs;
     let lock_timeout = Duration::from_millis(
         knobs
@@ -545,16 +550,8 @@ pub fn verify(args: &crate::verify::VerifyArgs) -> Result<std::process::ExitCode
     if threads.len() != 1 {
         return Err(Error::InvalidInput("verify takes one thread count".into()));
     }
-    let allowed = allowed("ycsb")?;
     let s = &args.declared.workload;
-    for (spec, _) in s.given() {
-        if !allowed.iter().any(|a| a.name == spec.name) {
-            return Err(Error::InvalidInput(format!(
-                "--{} is not an option of the versioned ycsb",
-                spec.name
-            )));
-        }
-    }
+    check_options("ycsb", s)?;
     let w = ordo_backends::workloads::versioned::Versioned::new(
         s.int(&ycsb::options::ROWS)?.unwrap_or(8),
         s.int_as(&ycsb::options::FIELDS)?.unwrap_or(1),
