@@ -73,6 +73,7 @@ pub mod manager;
 pub mod optimizations;
 pub mod predicate;
 pub mod prepared;
+pub mod waits_for;
 
 pub use error::Error;
 pub use isolation::Isolation;

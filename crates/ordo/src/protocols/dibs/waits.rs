@@ -8,7 +8,8 @@
 //! and a spec's outcome would depend on the machine's speed); too long, deadlocked workers idle
 //! (under contended YCSB the 10-ms timeout left the CPUs 97% idle). §3.1 leaves the method open
 //! ("the flexibility to choose the deadlock avoidance or detection method that best suits the
-//! workload"): waiters publish whom they wait for in a waits-for graph, and a waiter that finds
+//! workload"): waiters publish whom they wait for in a waits-for graph ([`WaitsFor`], shared with the spec
+//! runner in front of real engines), and a waiter that finds
 //! itself on a cycle, and is the youngest transaction there (the one begun last; a program's
 //! transaction restarted after giving up keeps its first age, so it cannot lose forever), gives
 //! up — an `AbortReason::Deadlock` like the timeout's. Only waiting transactions are in the graph,
@@ -19,81 +20,23 @@
 //! observer cancels ([`crate::txn::wait::Blocked::canceled`]) gives up at its next slice.
 
 use crate::txn::wait::{blocked, Blocked};
+pub use ordo_predicate::waits_for::WaitsFor;
 use ordo_predicate::Config;
-use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One slice of an interactive wait: how often a waiter looks for a cycle and reports a round.
 pub const ROUND: Duration = Duration::from_micros(200);
 
-/// `waiter` (a lock-manager transaction id) waits for `holder`; `age` orders the waiters' begins.
-#[derive(Clone, Copy, Debug)]
-struct Edge {
-    waiter: u64,
-    holder: u64,
-    age: u64,
-}
-
 /// The age of a program's new transaction (larger is younger): the time-stamp counter at its
 /// begin, which no other worker's begin touches (ties are broken by the lock-manager id on a
-/// cycle). It is far above every interactive transaction's age ([`WaitsFor::session_age`]).
+/// cycle). It is far above every interactive transaction's age ([`WaitsFor::session_age`]), so on a
+/// cycle with a session a program gives up, never a user's session.
 pub fn age() -> u64 {
     crate::txn::source::clock().raw() | PROGRAM
 }
 
 /// The bit every program transaction's age has and no session's does.
 pub const PROGRAM: u64 = 1 << 62;
-
-/// The waits-for graph of the transactions that wait now.
-#[derive(Debug, Default)]
-pub struct WaitsFor {
-    edges: Mutex<Vec<Edge>>,
-    sessions: AtomicU64,
-}
-
-impl WaitsFor {
-    /// The age of a new interactive transaction: a count of them, so that sessions are ordered
-    /// by their begins and are older than every program's transaction ([`age`]) — on a cycle with
-    /// one, a program gives up, never a user's session.
-    pub fn session_age(&self) -> u64 {
-        self.sessions.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    /// Records that `me` (of `age`) waits for `holder`, and tells whether `me` is the youngest
-    /// transaction of a cycle through that edge.
-    fn wait_for(&self, me: u64, age: u64, holder: u64) -> bool {
-        let mut edges = self.edges.lock();
-        match edges.iter_mut().find(|e| e.waiter == me) {
-            Some(e) => e.holder = holder,
-            None => edges.push(Edge {
-                waiter: me,
-                holder,
-                age,
-            }),
-        }
-        let mut youngest = (age, me);
-        let mut cur = holder;
-        for _ in 0..edges.len() {
-            if cur == me {
-                return youngest.1 == me;
-            }
-            let Some(e) = edges.iter().find(|e| e.waiter == cur) else {
-                return false;
-            };
-            youngest = youngest.max((e.age, e.waiter));
-            cur = e.holder;
-        }
-        cur == me && youngest.1 == me
-    }
-
-    fn done(&self, me: u64) {
-        let mut edges = self.edges.lock();
-        if let Some(i) = edges.iter().position(|e| e.waiter == me) {
-            edges.swap_remove(i);
-        }
-    }
-}
 
 /// The [`ordo_predicate::Waiter`] of one acquisition: with an age, it detects deadlocks as this
 /// module says; without one, it leaves the wait to the lock manager's timeout and jitter.
@@ -154,33 +97,5 @@ impl Drop for Detect<'_> {
         if self.blocked.is_some() {
             self.graph.done(self.me);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_youngest_on_a_cycle_gives_up_and_only_it() {
-        let g = WaitsFor::default();
-        // 1 (age 1) waits for 2, 2 (age 2) for 3: no cycle yet.
-        assert!(!g.wait_for(1, 1, 2));
-        assert!(!g.wait_for(2, 2, 3));
-        // 3 (age 3, the youngest) closes the cycle: it is the victim.
-        assert!(g.wait_for(3, 3, 1));
-        // The others see the cycle but are not the youngest.
-        assert!(!g.wait_for(1, 1, 2));
-        assert!(!g.wait_for(2, 2, 3));
-        g.done(3);
-        assert!(!g.wait_for(1, 1, 2), "the cycle is gone");
-        // A cycle that does not pass through the waiter is not its business.
-        let h = WaitsFor::default();
-        assert!(!h.wait_for(5, 5, 6));
-        assert!(
-            h.wait_for(6, 6, 5),
-            "6 closes a cycle with 5 and is the younger"
-        );
-        assert!(!h.wait_for(7, 7, 5), "7 waits on a cycle it is not part of");
     }
 }
