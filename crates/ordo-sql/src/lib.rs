@@ -20,6 +20,7 @@
 //! | [`expr`]      | expressions compiled against a table, evaluated on rows                    |
 //! | [`access`]    | WHERE → point reads, key-range scans, index-range scans or full scans      |
 //! | [`index`]     | secondary-index posting lists, maintained inside the statement's transaction |
+//! | [`locks`]     | what a statement touches, as DIBS predicate lock requests                  |
 //! | [`exec`]      | INSERT, UPDATE, DELETE, SELECT (aggregates, GROUP BY, ORDER BY, LIMIT, FOR UPDATE) |
 //! | [`session`]   | a session thread: PostgreSQL transaction semantics, PREPARE/EXECUTE        |
 //! | [`error`]     | errors with SQLSTATE, from protocol aborts too                             |
@@ -44,6 +45,7 @@ pub mod expr;
 pub mod format;
 pub mod index;
 pub mod key;
+pub mod locks;
 pub mod session;
 pub mod spec;
 pub mod value;
