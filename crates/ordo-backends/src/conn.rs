@@ -79,6 +79,16 @@ pub struct Stmt<'a> {
     pub sql: &'a str,
 }
 
+/// What one statement sent as text returned ([`Conn::simple`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The result's column names; empty for a statement that returns no rows.
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+    /// Rows the statement changed (DML).
+    pub changed: u64,
+}
+
 /// One connection, owned by one worker.
 pub trait Conn: Send {
     /// Runs statements without parameters or results (DDL, literal batched inserts).
@@ -86,6 +96,9 @@ pub trait Conn: Send {
     /// Runs a query; its rows replace `out`'s contents.
     fn query(&mut self, stmt: &Stmt<'_>, params: &[Value], out: &mut Vec<Vec<Value>>)
         -> Result<()>;
+    /// Runs one statement given as text, whatever it is, and returns its rows with their column
+    /// names (the spec runner: ad hoc SQL, no prepared statement).
+    fn simple(&mut self, sql: &str) -> Result<Outcome>;
     /// Runs a statement that returns no rows; returns the rows it changed.
     fn execute(&mut self, stmt: &Stmt<'_>, params: &[Value]) -> Result<u64>;
     /// Begins a transaction at `level`.
@@ -122,6 +135,12 @@ pub trait Backend: Send + Sync {
     fn settle(&self, conn: &mut dyn Conn) -> Result<()> {
         let _ = conn;
         Ok(())
+    }
+    /// Whether the error `e`, raised by a statement inside a transaction, has ended that
+    /// transaction in the engine (PostgreSQL: every error; MariaDB: a deadlock, which rolls the
+    /// transaction back; otherwise only the statement failed).
+    fn error_ends_transaction(&self, e: &crate::error::Error) -> bool {
+        e.retry() == Some(crate::error::Retry::Deadlock)
     }
     /// What a row records about the engine (version, settings).
     fn describe(&self) -> serde_json::Value;

@@ -2,7 +2,7 @@
 //! protocol prepared statements cached per connection by [`Stmt::id`], InnoDB's own isolation
 //! levels. DIBS runs the engine at READ UNCOMMITTED, as the paper ran it over MySQL (§4.5).
 //!
-//! Four choices of the client's defaults are overridden:
+//! Four choices of the client's defaults, and one of the server's, are overridden:
 //! - the connection goes where the URL says: by default the client, once connected over TCP to a
 //!   server on this host, asks for the server's unix socket and reconnects through it, which
 //!   would put MariaDB and PostgreSQL (TCP) on different transports (`?prefer_socket=true` in the
@@ -14,9 +14,10 @@
 //!   not only those whose value changed;
 //! - bounded waits: connecting gives up after a few seconds (and the handshake a few more, see
 //!   `net.rs`), and a read or write that the server leaves unanswered for a minute is an error,
-//!   so a missing or dead server never hangs a run.
+//!   so a missing or dead server never hangs a run; a row lock wait gives up after 5 s
+//!   (`innodb_lock_wait_timeout`, 50 s by default), as PostgreSQL's `lock_timeout` does here.
 
-use crate::conn::{Backend, Conn, Intent, Level, Stmt, Value};
+use crate::conn::{Backend, Conn, Intent, Level, Outcome, Stmt, Value};
 use crate::error::{Error, Result, Retry};
 use crate::net;
 use mysql::consts::{CapabilityFlags, ColumnType};
@@ -30,6 +31,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const IO_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the handshake may take after the TCP connect, before the server counts as absent.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a statement waits for a row lock before error 1205 ([`Retry::Busy`]).
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// A MariaDB server and how to reach it.
 #[derive(Debug)]
@@ -58,6 +61,10 @@ impl Mariadb {
             .read_timeout(Some(read_timeout))
             .write_timeout(Some(write_timeout))
             .stmt_cache_size(0)
+            .init(vec![format!(
+                "SET SESSION innodb_lock_wait_timeout = {}",
+                LOCK_WAIT.as_secs()
+            )])
             .additional_capabilities(caps);
         Ok(Mariadb {
             opts: opts.into(),
@@ -275,6 +282,39 @@ impl Conn for MariadbConn {
             );
         }
         Ok(())
+    }
+
+    fn simple(&mut self, sql: &str) -> Result<Outcome> {
+        let mut res = self.conn.query_iter(sql).map_err(my_error)?;
+        let mut out = Outcome::default();
+        let mut first = true;
+        while let Some(set) = res.iter() {
+            if first {
+                out.columns = set
+                    .columns()
+                    .as_ref()
+                    .iter()
+                    .map(|c| c.name_str().into_owned())
+                    .collect();
+                out.changed = set.affected_rows();
+            }
+            for row in set {
+                let row = row.map_err(my_error)?;
+                if first {
+                    let types: Vec<ColumnType> =
+                        row.columns_ref().iter().map(|c| c.column_type()).collect();
+                    out.rows.push(
+                        row.unwrap()
+                            .into_iter()
+                            .zip(types)
+                            .map(|(v, t)| value(v, t))
+                            .collect(),
+                    );
+                }
+            }
+            first = false;
+        }
+        Ok(out)
     }
 
     fn execute(&mut self, stmt: &Stmt<'_>, params_: &[Value]) -> Result<u64> {

@@ -18,7 +18,7 @@
 //! a `text`, `numeric` or `boolean` parameter). Results: integers (and `numeric`s without a
 //! fraction, which `sum(bigint)` returns) are [`Value::Int`], text is [`Value::Text`].
 
-use crate::conn::{Backend, Conn, Intent, Level, Stmt, Value};
+use crate::conn::{Backend, Conn, Intent, Level, Outcome, Stmt, Value};
 use crate::error::{Error, Result, Retry};
 use crate::net;
 use bytes::{BufMut, BytesMut};
@@ -123,6 +123,12 @@ impl Backend for Postgres {
 
     fn weak_level(&self) -> Level {
         Level::ReadCommitted
+    }
+
+    fn error_ends_transaction(&self, _e: &Error) -> bool {
+        // Any error puts the transaction block in the aborted state (its locks released); only
+        // ROLLBACK (or COMMIT, which rolls back) leaves it.
+        true
     }
 
     fn settle(&self, conn: &mut dyn Conn) -> Result<()> {
@@ -407,6 +413,41 @@ impl Conn for PostgresConn {
             out.push(r);
         }
         Ok(())
+    }
+
+    fn simple(&mut self, sql: &str) -> Result<Outcome> {
+        use postgres::SimpleQueryMessage as M;
+        let mut out = Outcome::default();
+        let mut sets = 0;
+        for m in self.client.simple_query(sql).map_err(pg_error)? {
+            match m {
+                M::RowDescription(cols) => {
+                    sets += 1;
+                    if sets == 1 {
+                        out.columns = cols.iter().map(|c| c.name().to_string()).collect();
+                    }
+                }
+                M::Row(row) if sets <= 1 => {
+                    if out.columns.is_empty() {
+                        out.columns = row.columns().iter().map(|c| c.name().to_string()).collect();
+                    }
+                    // The simple protocol sends text: a value that reads as an integer is one.
+                    out.rows.push(
+                        (0..row.len())
+                            .map(|i| match row.get(i) {
+                                None => Value::Null,
+                                Some(t) => t
+                                    .parse()
+                                    .map_or_else(|_| Value::Text(t.to_string()), Value::Int),
+                            })
+                            .collect(),
+                    );
+                }
+                M::CommandComplete(n) if sets <= 1 => out.changed = n,
+                _ => {}
+            }
+        }
+        Ok(out)
     }
 
     fn execute(&mut self, stmt: &Stmt<'_>, params: &[Value]) -> Result<u64> {

@@ -14,12 +14,13 @@ pub mod vfs;
 #[cfg(test)]
 mod tests;
 
-use crate::conn::{Backend, Conn, Intent, Level, Stmt, Value};
+use crate::conn::{Backend, Conn, Intent, Level, Outcome, Stmt, Value};
 use crate::error::{Error, Result, Retry};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ErrorCode, OpenFlags, ToSql};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const NAME: &str = "sqlite";
 
@@ -89,14 +90,17 @@ impl Backend for Sqlite {
         // SQLite's own busy handler sleeps 1, 2, 5, 10… ms between tries, ten times a write
         // transaction's length here: a writer that waits for the write lock would sleep through
         // several commits. This one polls every POLL, up to `busy` in all.
-        let tries = Box::new((self.busy.as_nanos() / POLL.as_nanos()) as u64);
-        // SAFETY: the handle is this open connection's; `tries` is kept beside it in
+        let busy = Box::new(Busy {
+            limit: self.busy,
+            since: Cell::new(Instant::now()),
+        });
+        // SAFETY: the handle is this open connection's; `busy` is kept beside it in
         // `SqliteConn`, declared after the connection, so it outlives it.
         let rc = unsafe {
             rusqlite::ffi::sqlite3_busy_handler(
                 conn.handle(),
                 Some(busy_poll),
-                &*tries as *const u64 as *mut std::ffi::c_void,
+                &*busy as *const Busy as *mut std::ffi::c_void,
             )
         };
         if rc != rusqlite::ffi::SQLITE_OK {
@@ -111,10 +115,7 @@ impl Backend for Sqlite {
             self.cache_kib
         ))
         .map_err(sql_error)?;
-        Ok(Box::new(SqliteConn {
-            conn,
-            _tries: tries,
-        }))
+        Ok(Box::new(SqliteConn { conn, _busy: busy }))
     }
 
     fn levels(&self) -> &'static [Level] {
@@ -147,23 +148,31 @@ impl Backend for Sqlite {
 struct SqliteConn {
     conn: rusqlite::Connection,
     /// The busy handler's argument (dropped after the connection).
-    _tries: Box<u64>,
+    _busy: Box<Busy>,
+}
+
+/// The busy handler's state: how long one wait may last, and when the current one began.
+struct Busy {
+    limit: Duration,
+    since: Cell<Instant>,
 }
 
 /// How often a connection waiting for SQLite's write lock tries again.
 const POLL: Duration = Duration::from_micros(20);
 
-/// The busy handler: `false` (give up: `SQLITE_BUSY`) after `*tries` tries, else sleep [`POLL`].
-unsafe extern "C" fn busy_poll(
-    tries: *mut std::ffi::c_void,
-    n: std::ffi::c_int,
-) -> std::ffi::c_int {
-    if n as u64 >= *(tries as *const u64) {
-        0
-    } else {
-        std::thread::sleep(POLL);
-        1
+/// The busy handler: `false` (give up: `SQLITE_BUSY`) once the wait that began at its first call
+/// (`n == 0`) has lasted [`Busy::limit`], else sleep [`POLL`]. (A count of tries would not do: a
+/// 20-µs sleep takes several times that, so the wait would last several times the limit.)
+unsafe extern "C" fn busy_poll(busy: *mut std::ffi::c_void, n: std::ffi::c_int) -> std::ffi::c_int {
+    // SAFETY: the pointer is the connection's `Busy`, alive as long as the connection.
+    let busy = &*(busy as *const Busy);
+    if n == 0 {
+        busy.since.set(Instant::now());
+    } else if busy.since.get().elapsed() >= busy.limit {
+        return 0;
     }
+    std::thread::sleep(POLL);
+    1
 }
 
 impl ToSql for Value {
@@ -223,6 +232,33 @@ impl Conn for SqliteConn {
             out.push(r);
         }
         Ok(())
+    }
+
+    fn simple(&mut self, sql: &str) -> Result<Outcome> {
+        let mut s = self.conn.prepare(sql).map_err(sql_error)?;
+        let n = s.column_count();
+        if n == 0 {
+            let changed = s.execute([]).map_err(sql_error)? as u64;
+            return Ok(Outcome {
+                changed,
+                ..Outcome::default()
+            });
+        }
+        let columns = s.column_names().map(|c| c.to_string()).collect();
+        let mut rows = Vec::new();
+        let mut it = s.query([]).map_err(sql_error)?;
+        while let Some(row) = it.next().map_err(sql_error)? {
+            let mut r = Vec::with_capacity(n);
+            for i in 0..n {
+                r.push(value(row.get_ref(i).map_err(sql_error)?));
+            }
+            rows.push(r);
+        }
+        Ok(Outcome {
+            columns,
+            rows,
+            changed: 0,
+        })
     }
 
     fn execute(&mut self, stmt: &Stmt<'_>, params: &[Value]) -> Result<u64> {
