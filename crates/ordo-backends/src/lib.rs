@@ -20,6 +20,7 @@
 //! | §4.5 DIBS (serializable) over MySQL READ UNCOMMITTED against MySQL SERIALIZABLE | [`mariadb`] ([`Backend::weak_level`]: READ UNCOMMITTED) |
 //! | (not in the paper) PostgreSQL, whose SERIALIZABLE is Cahill's SSI | [`postgres`] (DIBS over READ COMMITTED) |
 //! | (not in the paper) histories recorded from the client side, checked by Ordo's checker | [`driver::record`], [`workloads::versioned`], [`history`] |
+//! | (not in the paper) isolationtester specs against the engine, with DIBS locks derived from each statement's SQL, judged by replaying the committed transactions serially | [`spec`] |
 //!
 //! The engines: [`sqlite`] (rusqlite's bundled SQLite, WAL, `synchronous=FULL`), [`mariadb`] and
 //! [`postgres`] (servers started by the project's `scripts/servers/*.sh`). What the layer needs
@@ -40,6 +41,7 @@ pub mod mariadb;
 mod net;
 pub mod postgres;
 pub mod session;
+pub mod spec;
 pub mod sqlite;
 pub mod workloads;
 

@@ -75,7 +75,7 @@ pub fn check_unused(args: &BackendArgs) -> Result<()> {
 }
 
 /// The engine `args` names, and a guard that removes a temporary SQLite file.
-fn open(args: &BackendArgs, name: &str) -> Result<(Box<dyn Backend>, Option<TempFile>)> {
+pub(crate) fn open(args: &BackendArgs, name: &str) -> Result<(Box<dyn Backend>, Option<TempFile>)> {
     let url = |var: &str, default: &str| {
         args.backend_url
             .clone()
@@ -128,7 +128,7 @@ fn open(args: &BackendArgs, name: &str) -> Result<(Box<dyn Backend>, Option<Temp
 }
 
 /// Removes SQLite's temporary database files when the command ends.
-struct TempFile(PathBuf);
+pub(crate) struct TempFile(PathBuf);
 
 impl Drop for TempFile {
     fn drop(&mut self) {

@@ -42,6 +42,9 @@ pub enum Error {
     /// A spec that cannot be run as asked.
     #[error(transparent)]
     SpecRun(#[from] ordo_sql::spec::RunError),
+    /// A spec that cannot be run against a real engine (`ordo spec --backend`).
+    #[error(transparent)]
+    BackendSpec(#[from] ordo_backends::spec::SpecRunError),
     /// An input file that cannot be read.
     #[error("{file}: {source}")]
     Read { file: String, source: io::Error },
@@ -91,6 +94,7 @@ impl Error {
             | Error::Backend(_)
             | Error::Spec(_)
             | Error::SpecRun(_)
+            | Error::BackendSpec(_)
             | Error::Read { .. }
             | Error::Stdin(_)
             | Error::InvalidData { .. } => 2,

@@ -6,7 +6,7 @@
 //! ordo verify -w ycsb -p silo -t 2 --txns 100000 [workload options] [knobs] [--history FILE]
 //! ordo report results.json [more.json ...] -o DIR
 //! ordo sql    [--protocol P] [-c SQL]
-//! ordo spec   FILE [--protocol P] [--json]
+//! ordo spec   FILE [--protocol P] [--json] [--backend sqlite|mariadb|postgres]
 //! ordo range-locks [--delay-us 100,500] [--shared-prefix 15,6] [--json FILE]
 //! ordo reproduce [--list | NAME... | --all] [--quick] [--out DIR]
 //! ```

@@ -205,3 +205,35 @@ fn verify_on_sqlite_records_and_checks_the_history() {
         "versioned ycsb only",
     );
 }
+
+/// `ordo spec --backend sqlite`: the spec runs against SQLite with DIBS in front, every
+/// permutation's outcome is judged, and the JSON says the same; bad input is one line.
+#[test]
+fn spec_against_sqlite() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../../specs/write-skew.spec");
+    let o = ordo(&["spec", spec, "--backend", "sqlite"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("protocol: dibs over sqlite SERIALIZABLE"), "{out}");
+    assert_eq!(out.matches("starting permutation").count(), 20, "{out}");
+    assert_eq!(out.matches("outcome serializable").count(), 20, "{out}");
+    let o = ordo(&["spec", spec, "--backend", "sqlite", "-p", "native", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let perms = v["permutations"].as_array().unwrap();
+    assert_eq!(perms.len(), 20);
+    assert!(perms.iter().all(|p| p["serializable"] == true), "{v}");
+    fails_with(&["spec", spec, "--backend", "sqlite", "-p", "native-xx"], "native-rc");
+    fails_with(&["spec", spec, "--backend", "oracle"], "unknown backend");
+    fails_with(&["spec", spec, "--sqlite-path", "x.db"], "need --backend");
+    fails_with(
+        &[
+            "spec",
+            spec,
+            "--backend",
+            "postgres",
+            "--backend-url",
+            "postgres://ordo:ordo@127.0.0.1:1/ordo",
+        ],
+        "scripts/servers/postgres.sh start",
+    );
+}

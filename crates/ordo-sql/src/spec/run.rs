@@ -83,6 +83,10 @@ pub struct PermutationResult {
     /// The checker's verdict on the sessions' history.
     pub serializable: bool,
     pub anomalies: String,
+    /// A runner that judges something else than a history (the backends' outcome check) says
+    /// so here; the summary prints it instead of the history verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 /// A whole run.
@@ -425,6 +429,7 @@ fn run_permutation(
         } else {
             report.summary()
         },
+        outcome: None,
     })
 }
 
@@ -506,7 +511,9 @@ pub fn render_text(spec: &Spec, res: &SpecResult) -> String {
                 )
             })
             .collect();
-        let verdict = if p.serializable {
+        let verdict = if let Some(o) = &p.outcome {
+            o.clone()
+        } else if p.serializable {
             "history serializable".to_string()
         } else {
             format!("history NOT serializable: {}", p.anomalies)
