@@ -5,7 +5,7 @@
 //! when the server is down, unless `ORDO_REQUIRE_SERVERS=1`.
 
 use ordo::check::{self, Report};
-use ordo_backends::driver::{self, Mode};
+use ordo_backends::driver::{self, MergeCount, Mode};
 use ordo_backends::history::history;
 use ordo_backends::mariadb::Mariadb;
 use ordo_backends::postgres::Postgres;
@@ -17,6 +17,7 @@ use std::time::Duration;
 const DIBS: Mode = Mode::Dibs {
     merge: 1,
     merge_timeout: Duration::ZERO,
+    count: MergeCount::All,
 };
 
 /// Contended: 8 rows of `fields` fields, `ops` requests a transaction, half of them writes.
@@ -84,6 +85,7 @@ fn merging_is_refused_when_recording() {
     let mode = Mode::Dibs {
         merge: 4,
         merge_timeout: Duration::ZERO,
+        count: MergeCount::All,
     };
     let e = driver::record(&db, &w, mode, 1, 1, Duration::from_millis(50), 1).unwrap_err();
     assert!(e.to_string().contains("individual commit"), "{e}");

@@ -2,7 +2,7 @@
 //! only after the durable outer commit, undoes an inner abort only to its savepoint, syncs less
 //! per client transaction, and loses no acknowledged transaction when the process is killed.
 
-use ordo_backends::driver::{self, Mode, RunConfig};
+use ordo_backends::driver::{self, MergeCount, Mode, RunConfig};
 use ordo_backends::session::Session;
 use ordo_backends::sqlite::Sqlite;
 use ordo_backends::workloads::tatp::Tatp;
@@ -38,10 +38,12 @@ const MODES: [Mode; 3] = [
     Mode::Dibs {
         merge: 1,
         merge_timeout: Duration::from_millis(5),
+        count: MergeCount::All,
     },
     Mode::Dibs {
         merge: 4,
         merge_timeout: Duration::from_millis(5),
+        count: MergeCount::All,
     },
 ];
 
@@ -92,6 +94,7 @@ fn merging_syncs_far_less_per_client_transaction() {
         let mode = Mode::Dibs {
             merge,
             merge_timeout: Duration::from_secs(10),
+            count: MergeCount::All,
         };
         let r = driver::run_listed(
             &db,
@@ -115,6 +118,64 @@ fn merging_syncs_far_less_per_client_transaction() {
     assert!(
         merged <= single * 0.3,
         "merging 8: {merged} syncs per transaction, individual {single}"
+    );
+}
+
+/// Counting only writers toward G: every group that wrote holds G writers (readers ride along),
+/// so SQLite syncs once per G writers instead of once per G client transactions.
+#[test]
+fn counting_writers_makes_each_sync_cover_g_writers() {
+    let (_dir, db) = sqlite();
+    let ycsb = Ycsb::new(YcsbConfig {
+        rows: 200,
+        read_ratio: 0.8,
+        field_len: 20,
+        ..YcsbConfig::default()
+    })
+    .unwrap();
+    driver::load(&db, &ycsb).unwrap();
+    // Each run its own requests: a run replaying another's would write the values already there,
+    // and SQLite does not sync a commit that changed no page.
+    let list = |seed| {
+        let mut rng = <SmallRng as rand::SeedableRng>::seed_from_u64(seed);
+        let txns: Vec<_> = (0..800).map(|_| ycsb.next(&mut rng)).collect();
+        let writers = txns.iter().filter(|t| ycsb.writes(t)).count() as u64;
+        assert!((100..250).contains(&writers), "{writers} of 800 write");
+        (txns, writers)
+    };
+    let run = |count, seed| {
+        let (txns, writers) = list(seed);
+        let mode = Mode::Dibs {
+            merge: 8,
+            merge_timeout: Duration::from_secs(10),
+            count,
+        };
+        let r = driver::run_listed(
+            &db,
+            &ycsb,
+            mode,
+            Duration::from_millis(50),
+            txns,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(r.committed, 800, "{count:?}");
+        (r, writers)
+    };
+    let (all, _) = run(MergeCount::All, 3);
+    let (by_writers, writers) = run(MergeCount::Writers, 4);
+    // A group that wrote syncs the WAL once: G writers a sync, give or take the last group and a
+    // checkpoint.
+    let syncs = by_writers.syncs.unwrap();
+    let groups = writers.div_ceil(8);
+    assert!(
+        (groups..=groups + 3).contains(&syncs),
+        "{syncs} syncs for {writers} writers in groups of 8"
+    );
+    assert!(
+        all.syncs.unwrap() >= 2 * syncs,
+        "counting all: {:?} syncs, counting writers: {syncs}",
+        all.syncs
     );
 }
 
@@ -213,6 +274,7 @@ fn a_merged_client_is_acknowledged_only_after_the_outer_commit_and_an_inner_abor
     let mode = Mode::Dibs {
         merge: 4,
         merge_timeout: Duration::from_secs(10),
+        count: MergeCount::All,
     };
     let r = driver::run_listed(
         &db,
@@ -264,6 +326,7 @@ fn individual_commit_acknowledges_each_after_its_commit() {
         Mode::Dibs {
             merge: 1,
             merge_timeout: Duration::ZERO,
+            count: MergeCount::All,
         },
     ] {
         driver::run_listed(
@@ -301,6 +364,7 @@ fn crash_child() {
     let mode = Mode::Dibs {
         merge: 8,
         merge_timeout: Duration::from_secs(10),
+        count: MergeCount::All,
     };
     let mut out = std::io::stdout().lock();
     let mut n = 0u64;
@@ -391,6 +455,7 @@ fn merging_without_dibs_or_a_level_sqlite_lacks_is_refused() {
             Mode::Dibs {
                 merge: 0,
                 merge_timeout: Duration::ZERO,
+                count: MergeCount::All,
             },
             1,
         ),

@@ -13,7 +13,7 @@ use crate::bench::{BenchArgs, Sink};
 use crate::{opts, Error, Result};
 use clap::Args;
 use ordo::options::{OptionSpec, Settings};
-use ordo_backends::driver::{self, Mode, RunConfig, RunStats};
+use ordo_backends::driver::{self, MergeCount, Mode, RunConfig, RunStats};
 use ordo_backends::workloads::tatp::Tatp;
 use ordo_backends::workloads::ycsb::{Ycsb, YcsbConfig};
 use ordo_backends::workloads::SqlWorkload;
@@ -49,6 +49,10 @@ pub struct BackendArgs {
     /// it is not full.
     #[arg(long, value_name = "US", default_value_t = 1000)]
     pub merge_timeout_us: u64,
+    /// Transaction merging: which client transactions count toward G — all (default) or writers
+    /// (readers ride along uncounted; the engine syncs once per group that wrote).
+    #[arg(long, value_name = "WHICH")]
+    pub merge_count: Option<String>,
 }
 
 const PROTOCOLS: &[(&str, Option<Level>)] = &[
@@ -65,13 +69,27 @@ const DEFAULT_POSTGRES_URL: &str = "postgres://ordo:ordo@127.0.0.1:35432/ordo";
 /// Whether `args` has backend options without `--backend` (refused).
 pub fn check_unused(args: &BackendArgs) -> Result<()> {
     if args.backend.is_none()
-        && (args.backend_url.is_some() || args.sqlite_path.is_some() || args.merge.is_some())
+        && (args.backend_url.is_some()
+            || args.sqlite_path.is_some()
+            || args.merge.is_some()
+            || args.merge_count.is_some())
     {
         return Err(Error::InvalidInput(
-            "--backend-url, --sqlite-path and --merge need --backend".into(),
+            "--backend-url, --sqlite-path, --merge and --merge-count need --backend".into(),
         ));
     }
     Ok(())
+}
+
+/// `--merge-count`: which client transactions count toward a merged group's size.
+pub fn merge_count(args: &BackendArgs) -> Result<MergeCount> {
+    match args.merge_count.as_deref() {
+        None | Some("all") => Ok(MergeCount::All),
+        Some("writers") => Ok(MergeCount::Writers),
+        Some(other) => Err(Error::InvalidInput(format!(
+            "--merge-count is all or writers, not `{other}`"
+        ))),
+    }
 }
 
 /// The engine `args` names, and a guard that removes a temporary SQLite file.
@@ -211,6 +229,7 @@ pub struct Checked {
     pub warmup: Duration,
     lock_timeout: Duration,
     optimizations: Optimizations,
+    count: MergeCount,
 }
 
 impl Checked {
@@ -282,6 +301,7 @@ pub fn check(args: &BenchArgs) -> Result<Checked> {
         warmup,
         lock_timeout,
         optimizations,
+        count: merge_count(b)?,
     })
 }
 
@@ -297,6 +317,7 @@ pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::
         warmup,
         lock_timeout,
         optimizations,
+        count,
     } = check(args)?;
     let (backend, _temp) = open(b, name)?;
     let mut rows = Vec::new();
@@ -310,6 +331,7 @@ pub fn measure(args: &BenchArgs, sink: &mut dyn Sink) -> Result<Vec<serde_json::
         warmup,
         lock_timeout,
         optimizations,
+        count,
         runs: std::cell::Cell::new(0),
     };
     for (point, settings) in args.declared.workload.sweep()? {
@@ -339,6 +361,7 @@ struct Plan<'a> {
     warmup: Duration,
     lock_timeout: Duration,
     optimizations: Optimizations,
+    count: MergeCount,
     /// Runs made so far on the loaded database.
     runs: std::cell::Cell<u64>,
 }
@@ -390,6 +413,7 @@ impl Plan<'_> {
                             merge_timeout: Duration::from_micros(
                                 self.args.backend.merge_timeout_us,
                             ),
+                            count: self.count,
                         },
                         Some(l) => Mode::Native(l),
                     };
@@ -473,8 +497,8 @@ impl Plan<'_> {
             "aborts": aborts,
             "elapsed_secs": r.elapsed.as_secs_f64(),
             "load_secs": load_secs,
-            // Not checked: a real engine's state is not Ordo's to inspect (`ordo verify` is not
-            // wired to backends yet).
+            // Not checked: a real engine's state is not Ordo's to inspect (`ordo verify
+            // --backend` checks histories instead).
             "consistency": null,
             "relative_to_nocc": null,
             "reps_committed_per_sec": [r.committed_per_sec()],
@@ -484,6 +508,7 @@ impl Plan<'_> {
                 "level": engine_level.sql(),
                 "merge": merge,
                 "merge_timeout_us": self.args.backend.merge_timeout_us,
+                "merge_count": self.count.name(),
                 "run_seed": seed,
                 "engine_commits": r.engine_commits,
                 "syncs": r.syncs,
@@ -574,6 +599,7 @@ pub fn verify(args: &crate::verify::VerifyArgs) -> Result<std::process::ExitCode
             None => Mode::Dibs {
                 merge: 1,
                 merge_timeout: Duration::ZERO,
+                count: MergeCount::All,
             },
             Some(l) => Mode::Native(l),
         };

@@ -214,15 +214,29 @@ fn spec_against_sqlite() {
     let o = ordo(&["spec", spec, "--backend", "sqlite"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(out.contains("protocol: dibs over sqlite SERIALIZABLE"), "{out}");
+    assert!(
+        out.contains("protocol: dibs over sqlite SERIALIZABLE"),
+        "{out}"
+    );
     assert_eq!(out.matches("starting permutation").count(), 20, "{out}");
     assert_eq!(out.matches("outcome serializable").count(), 20, "{out}");
-    let o = ordo(&["spec", spec, "--backend", "sqlite", "-p", "native", "--json"]);
+    let o = ordo(&[
+        "spec",
+        spec,
+        "--backend",
+        "sqlite",
+        "-p",
+        "native",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let perms = v["permutations"].as_array().unwrap();
     assert_eq!(perms.len(), 20);
     assert!(perms.iter().all(|p| p["serializable"] == true), "{v}");
-    fails_with(&["spec", spec, "--backend", "sqlite", "-p", "native-xx"], "native-rc");
+    fails_with(
+        &["spec", spec, "--backend", "sqlite", "-p", "native-xx"],
+        "native-rc",
+    );
     fails_with(&["spec", spec, "--backend", "oracle"], "unknown backend");
     fails_with(&["spec", spec, "--sqlite-path", "x.db"], "need --backend");
     fails_with(
