@@ -24,21 +24,20 @@
 //! check ([`super::replay`]).
 
 use super::replay::{Observed, TxnLog};
+use super::waiter::{Observer, SpecWaiter};
 use crate::conn::{Backend, Conn, Intent, Level};
 use crate::error::{Error, Retry};
 use ordo_predicate::waits_for::WaitsFor;
-use ordo_predicate::{Config, Isolation, LockManager, Txn, Waiter};
+use ordo_predicate::{Isolation, LockManager, Txn};
 use ordo_sql::error::SqlError;
 use ordo_sql::exec::{Output, ResultSet};
 use ordo_sql::locks::Schema;
 use ordo_sql::session::{StmtResult, TxnEnd};
 use ordo_sql::value::Datum;
 use sqlparser::ast::{self, Statement, TransactionIsolationLevel as Tl};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 /// Who isolates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,79 +53,6 @@ pub struct Layer {
     pub plm: LockManager,
     pub schema: Schema,
     pub waits: WaitsFor,
-}
-
-/// A DIBS lock wait, as the runner sees it from outside (isolationtester's "is it blocked?").
-#[derive(Debug, Default)]
-pub struct Observer {
-    waiting: AtomicBool,
-    rounds: AtomicU64,
-    cancel: AtomicBool,
-}
-
-impl Observer {
-    pub fn is_waiting(&self) -> bool {
-        self.waiting.load(Ordering::Acquire)
-    }
-    pub fn rounds(&self) -> u64 {
-        self.rounds.load(Ordering::Acquire)
-    }
-    /// Makes the current (or next) DIBS wait give up: the statement fails with `57014`.
-    pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Release);
-    }
-}
-
-/// One slice of a DIBS wait: how often a waiter looks for a cycle and reports a round.
-const ROUND: Duration = Duration::from_micros(200);
-
-/// How a spec session's statement waits for a DIBS lock.
-struct SpecWaiter<'a> {
-    waits: &'a WaitsFor,
-    me: u64,
-    age: u64,
-    observer: &'a Observer,
-    victim: bool,
-    canceled: bool,
-    waited: bool,
-}
-
-impl Waiter for SpecWaiter<'_> {
-    fn config(&self) -> Option<Config> {
-        // The runner, not a timeout, decides how long a blocked step may wait.
-        Some(Config {
-            timeout: Duration::from_secs(3600),
-            jitter: Duration::ZERO,
-        })
-    }
-
-    fn slice(&self) -> Option<Duration> {
-        Some(ROUND)
-    }
-
-    fn round(&mut self, holder: u64) -> bool {
-        self.waited = true;
-        self.observer.waiting.store(true, Ordering::Release);
-        if self.waits.wait_for(self.me, self.age, holder) {
-            self.victim = true;
-            return false;
-        }
-        self.observer.rounds.fetch_add(1, Ordering::AcqRel);
-        if self.observer.cancel.swap(false, Ordering::AcqRel) {
-            self.canceled = true;
-            return false;
-        }
-        true
-    }
-}
-
-impl Drop for SpecWaiter<'_> {
-    fn drop(&mut self) {
-        if self.waited {
-            self.waits.done(self.me);
-            self.observer.waiting.store(false, Ordering::Release);
-        }
-    }
 }
 
 /// What a session sends back for one block.
