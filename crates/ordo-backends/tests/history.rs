@@ -2,16 +2,16 @@
 //! Ordo's serializability checker: DIBS over each engine's weak level yields serializable
 //! histories on contended data; the weak level alone does not (MariaDB READ UNCOMMITTED, PostgreSQL
 //! READ COMMITTED: lost updates show as version forks or cycles). Server tests skip in one line
-//! when the server is down, unless `ORDO_REQUIRE_SERVERS=1`.
+//! when the server is down, unless `ORDO_REQUIRE_SERVERS=1` (`tests/common`).
+
+mod common;
 
 use ordo::check::{self, Report};
 use ordo_backends::driver::{self, MergeCount, Mode};
 use ordo_backends::history::history;
-use ordo_backends::mariadb::Mariadb;
-use ordo_backends::postgres::Postgres;
 use ordo_backends::sqlite::Sqlite;
 use ordo_backends::workloads::versioned::Versioned;
-use ordo_backends::{Backend, Error, Level};
+use ordo_backends::{Backend, Level};
 use std::time::Duration;
 
 const DIBS: Mode = Mode::Dibs {
@@ -91,26 +91,6 @@ fn merging_is_refused_when_recording() {
     assert!(e.to_string().contains("individual commit"), "{e}");
 }
 
-fn server(name: &str, var: &str, default: &str) -> Option<Box<dyn Backend>> {
-    let url = std::env::var(var).unwrap_or_else(|_| default.to_owned());
-    let b: Box<dyn Backend> = match name {
-        "mariadb" => Box::new(Mariadb::new(&url).unwrap()),
-        _ => Box::new(Postgres::new(&url).unwrap()),
-    };
-    match b.connect() {
-        Ok(_) => Some(b),
-        Err(e @ Error::Unavailable { .. })
-            if std::env::var("ORDO_REQUIRE_SERVERS").as_deref() != Ok("1") =>
-        {
-            eprintln!(
-                "history on {name}: skipped, no server: {e} (ORDO_REQUIRE_SERVERS=1 fails instead)"
-            );
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
-
 /// DIBS over the weak level: serializable; the weak level alone: anomalies found.
 ///
 /// One field a row: with two, DIBS lets two transactions write different fields of one row at
@@ -138,22 +118,14 @@ fn dibs_fixes_the_weak_level(b: &dyn Backend) {
 
 #[test]
 fn dibs_over_mariadb_read_uncommitted_is_serializable_and_the_level_alone_is_not() {
-    if let Some(b) = server(
-        "mariadb",
-        "ORDO_MARIADB_URL",
-        "mysql://ordo:ordo@127.0.0.1:33306/ordo",
-    ) {
+    if let Some(b) = common::server("mariadb") {
         dibs_fixes_the_weak_level(b.as_ref());
     }
 }
 
 #[test]
 fn dibs_over_postgres_read_committed_is_serializable_and_the_level_alone_is_not() {
-    if let Some(b) = server(
-        "postgres",
-        "ORDO_POSTGRES_URL",
-        "postgres://ordo:ordo@127.0.0.1:35432/ordo",
-    ) {
+    if let Some(b) = common::server("postgres") {
         dibs_fixes_the_weak_level(b.as_ref());
     }
 }
