@@ -36,13 +36,13 @@
 //! `lock_timeout` = 5 s). The schedules are chosen so that, without DIBS, no step waits for an
 //! engine row lock (in the lost update the first writer commits before the second writes).
 //!
-//! The servers are found as in `tests/servers.rs` (`ORDO_MARIADB_URL`, `ORDO_POSTGRES_URL`; a
+//! The servers are found as `tests/common` says (`ORDO_MARIADB_URL`, `ORDO_POSTGRES_URL`; a
 //! missing server skips its tests with one line unless `ORDO_REQUIRE_SERVERS=1`). Each test works
 //! in a table of its own, `ordo_anom_<name>_<pid>`, and drops it. What each run observed is
 //! printed (`cargo test --test anomalies -- --nocapture`).
 
-use ordo_backends::mariadb::Mariadb;
-use ordo_backends::postgres::Postgres;
+mod common;
+
 use ordo_backends::session::{Dibs, Session};
 use ordo_backends::sqlite::Sqlite;
 use ordo_backends::workloads::{lock_specs, StmtDef, TableDef};
@@ -54,9 +54,6 @@ use std::fmt::Write as _;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const MARIADB_URL: &str = "mysql://ordo:ordo@127.0.0.1:33306/ordo";
-const POSTGRES_URL: &str = "postgres://ordo:ordo@127.0.0.1:35432/ordo";
 
 /// How long the scheduler waits for a step that should run at once (it does, in milliseconds).
 const RUNS: Duration = Duration::from_secs(5);
@@ -103,7 +100,7 @@ struct Db {
 impl Db {
     /// The engine's backend, or `None` (test skipped) when its server is down.
     fn open(engine: Engine) -> Option<Db> {
-        let (var, default) = match engine {
+        let name = match engine {
             Engine::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 // A short busy timeout: no schedule here should ever wait for SQLite's write lock.
@@ -116,29 +113,14 @@ impl Db {
                     _dir: Some(dir),
                 });
             }
-            Engine::Mariadb => ("ORDO_MARIADB_URL", MARIADB_URL),
-            Engine::Postgres => ("ORDO_POSTGRES_URL", POSTGRES_URL),
+            Engine::Mariadb => "mariadb",
+            Engine::Postgres => "postgres",
         };
-        let url = std::env::var(var).unwrap_or_else(|_| default.to_owned());
-        let backend: Arc<dyn Backend> = match engine {
-            Engine::Mariadb => Arc::new(Mariadb::new(&url).unwrap()),
-            _ => Arc::new(Postgres::new(&url).unwrap()),
-        };
-        match backend.connect() {
-            Ok(_) => Some(Db {
-                engine,
-                backend,
-                _dir: None,
-            }),
-            Err(e @ Error::Unavailable { .. })
-                if std::env::var("ORDO_REQUIRE_SERVERS").as_deref() != Ok("1") =>
-            {
-                let test = std::thread::current().name().unwrap_or("?").to_owned();
-                eprintln!("{test}: skipped, no server: {e} (ORDO_REQUIRE_SERVERS=1 fails instead)");
-                None
-            }
-            Err(e) => panic!("{e}"),
-        }
+        common::server(name).map(|backend| Db {
+            engine,
+            backend,
+            _dir: None,
+        })
     }
 
     fn name(&self) -> &'static str {

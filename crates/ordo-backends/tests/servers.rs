@@ -7,14 +7,13 @@
 //!
 //! Every test works in tables of its own, named `ordo_test_<engine>_<test>_<pid>`, and drops them.
 
+mod common;
+
 use ordo_backends::mariadb::Mariadb;
 use ordo_backends::postgres::Postgres;
 use ordo_backends::{Backend, Conn, Error, Intent, Level, Retry, Stmt, Value};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
-
-const MARIADB_URL: &str = "mysql://ordo:ordo@127.0.0.1:33306/ordo";
-const POSTGRES_URL: &str = "postgres://ordo:ordo@127.0.0.1:35432/ordo";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Engine {
@@ -39,23 +38,7 @@ impl Engine {
 
     /// The backend at the configured URL, or `None` (test skipped) when its server is down.
     fn live(self) -> Option<Arc<dyn Backend>> {
-        let (var, default) = match self {
-            Engine::Mariadb => ("ORDO_MARIADB_URL", MARIADB_URL),
-            Engine::Postgres => ("ORDO_POSTGRES_URL", POSTGRES_URL),
-        };
-        let url = std::env::var(var).unwrap_or_else(|_| default.to_owned());
-        let b = self.backend(&url).unwrap();
-        match b.connect() {
-            Ok(_) => Some(b),
-            Err(e @ Error::Unavailable { .. })
-                if std::env::var("ORDO_REQUIRE_SERVERS").as_deref() != Ok("1") =>
-            {
-                let test = std::thread::current().name().unwrap_or("?").to_owned();
-                eprintln!("{test}: skipped, no server: {e} (ORDO_REQUIRE_SERVERS=1 fails instead)");
-                None
-            }
-            Err(e) => panic!("{e}"),
-        }
+        common::server(self.name())
     }
 }
 
