@@ -52,6 +52,17 @@ impl Op {
         }
     }
 
+    /// The operator with its operands swapped: `a op b` ⇔ `b op.flipped() a`.
+    pub fn flipped(self) -> Op {
+        match self {
+            Op::Lt => Op::Gt,
+            Op::Le => Op::Ge,
+            Op::Gt => Op::Lt,
+            Op::Ge => Op::Le,
+            Op::Eq | Op::Ne => self,
+        }
+    }
+
     /// `x op v`.
     pub fn holds(self, x: i64, v: i64) -> bool {
         match self {

@@ -80,6 +80,36 @@ impl StmtDef {
     }
 }
 
+/// One statement per column of `columns` to read it by key (`read c`, statement `i`), then one
+/// per column to update it by key (`update c`, statement `columns.len() + i`): YCSB's requests, a
+/// template per field, so that column-level conflicts apply. Column `i` of `columns` is predicate
+/// column `i + 1` of relation 0, the key column 0.
+pub fn field_statements(table: &str, key: &str, columns: &[String]) -> Vec<StmtDef> {
+    let reads = columns.iter().zip(1..).map(|(c, id)| {
+        StmtDef::new(
+            format!("read {c}"),
+            format!("SELECT {c} FROM {table} WHERE {key} = ?"),
+            0,
+            StatementKind::Select,
+            "c0 = $1",
+        )
+        .reads(&[id])
+        .locking(&[0])
+    });
+    let updates = columns.iter().zip(1..).map(|(c, id)| {
+        StmtDef::new(
+            format!("update {c}"),
+            format!("UPDATE {table} SET {c} = ? WHERE {key} = ?"),
+            0,
+            StatementKind::Update,
+            "c0 = $1",
+        )
+        .writes(&[id])
+        .locking(&[1])
+    });
+    reads.chain(updates).collect()
+}
+
 /// The lock manager's view of a workload: its relations and one template per statement
 /// (template id = statement index).
 pub fn lock_specs(

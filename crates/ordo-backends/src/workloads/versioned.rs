@@ -10,11 +10,10 @@
 //! checker reports the lost update as a version fork, and a read of an attempt that rolled back as
 //! G1a.
 
-use super::{insert_batched, SqlWorkload, StmtDef, TableDef};
+use super::{field_statements, insert_batched, SqlWorkload, StmtDef, TableDef};
 use crate::conn::{Conn, Value};
 use crate::error::{Error, Result};
 use crate::session::{Seen, Session};
-use ordo_predicate::StatementKind;
 use ordo_workloads::zipf::Zipf;
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -51,33 +50,8 @@ impl Versioned {
                 "versioned ycsb: rows, ops positive, fields 1 to 63, write ratio in [0, 1], theta >= 0 (got {rows}, {fields}, {ops}, {write_ratio}, {theta})"
             )));
         }
-        let mut stmts = Vec::new();
-        for f in 0..fields {
-            stmts.push(
-                StmtDef::new(
-                    format!("read v{f}"),
-                    format!("SELECT v{f} FROM vycsb WHERE k = ?"),
-                    0,
-                    StatementKind::Select,
-                    "c0 = $1",
-                )
-                .reads(&[f + 1])
-                .locking(&[0]),
-            );
-        }
-        for f in 0..fields {
-            stmts.push(
-                StmtDef::new(
-                    format!("write v{f}"),
-                    format!("UPDATE vycsb SET v{f} = ? WHERE k = ?"),
-                    0,
-                    StatementKind::Update,
-                    "c0 = $1",
-                )
-                .writes(&[f + 1])
-                .locking(&[1]),
-            );
-        }
+        let columns: Vec<String> = (0..fields).map(|f| format!("v{f}")).collect();
+        let stmts = field_statements("vycsb", "k", &columns);
         Ok(Versioned {
             rows,
             fields,

@@ -7,11 +7,10 @@
 //! transactions touching different fields of one hot row do not conflict (§2.2.4, the point of
 //! Fig. 7), while the engine's own row locks would serialize them.
 
-use super::{insert_batched, SqlWorkload, StmtDef, TableDef};
+use super::{field_statements, insert_batched, SqlWorkload, StmtDef, TableDef};
 use crate::conn::{Conn, Value};
 use crate::error::{Error, Result};
 use crate::session::Session;
-use ordo_predicate::StatementKind;
 use ordo_workloads::zipf::Zipf;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -72,33 +71,8 @@ impl Ycsb {
                 "ycsb over a backend: bad read-ratio or theta in {cfg:?}"
             )));
         }
-        let mut stmts = Vec::new();
-        for f in 0..cfg.fields {
-            stmts.push(
-                StmtDef::new(
-                    format!("read field{f}"),
-                    format!("SELECT field{f} FROM usertable WHERE ycsb_key = ?"),
-                    0,
-                    StatementKind::Select,
-                    "c0 = $1",
-                )
-                .reads(&[f + 1])
-                .locking(&[0]),
-            );
-        }
-        for f in 0..cfg.fields {
-            stmts.push(
-                StmtDef::new(
-                    format!("update field{f}"),
-                    format!("UPDATE usertable SET field{f} = ? WHERE ycsb_key = ?"),
-                    0,
-                    StatementKind::Update,
-                    "c0 = $1",
-                )
-                .writes(&[f + 1])
-                .locking(&[1]),
-            );
-        }
+        let columns: Vec<String> = (0..cfg.fields).map(|f| format!("field{f}")).collect();
+        let stmts = field_statements("usertable", "ycsb_key", &columns);
         Ok(Ycsb {
             zipf: Zipf::new(cfg.rows, cfg.theta),
             cfg,

@@ -105,7 +105,7 @@ fn cover(
                 literal_atom(t, c, op, right)?
             } else {
                 let c = column_ref(right, t, alias)?;
-                literal_atom(t, c, flip(op), left)?
+                literal_atom(t, c, op.flipped(), left)?
             };
             polar(p, exact)
         }
@@ -153,17 +153,6 @@ fn cover(
             polar(Expr::eq(c, 1), true)
         }
         _ => None,
-    }
-}
-
-/// `a op b` ⇔ `b flip(op) a`.
-fn flip(op: Op) -> Op {
-    match op {
-        Op::Lt => Op::Gt,
-        Op::Le => Op::Ge,
-        Op::Gt => Op::Lt,
-        Op::Ge => Op::Le,
-        other => other,
     }
 }
 
