@@ -117,7 +117,9 @@ fn orders(txns: &[TxnLog]) -> Vec<Vec<usize>> {
     out
 }
 
-/// Replays `txns` in each order until one reproduces the reads and `final_state`.
+/// Replays `txns` in each order until one reproduces the reads and `final_state`. `conn` starts
+/// without the spec's tables (the caller ran `cleanup`) and is left so: each order runs on a fresh
+/// setup and is cleaned up after.
 pub fn check(
     backend: &dyn Backend,
     conn: &mut dyn Conn,
@@ -132,7 +134,6 @@ pub fn check(
     }
     let all = orders(txns);
     for order in &all {
-        cleanup.run(conn);
         let mut ok = spec.setup.iter().all(|b| run_block(conn, &b.sql).is_ok());
         for &i in order {
             if !ok {
@@ -140,15 +141,16 @@ pub fn check(
             }
             ok = replay(backend, conn, &txns[i]);
         }
-        if ok {
-            ok = state(conn, schema)? == *final_state;
-        }
-        if ok {
-            cleanup.run(conn);
+        let same = if ok {
+            state(conn, schema).map(|s| s == *final_state)
+        } else {
+            Ok(false)
+        };
+        cleanup.run(conn);
+        if same? {
             return Ok(Verdict::Serial(order.clone()));
         }
     }
-    cleanup.run(conn);
     Ok(Verdict::NotSerial { orders: all.len() })
 }
 
