@@ -130,6 +130,8 @@ struct Held {
     lock: Arc<Lock>,
     place: Place,
     statement: bool,
+    /// An ad hoc lock's predicate, to know a repeat of its request.
+    predicate: Option<Predicate>,
 }
 
 /// A transaction's context (§3.2): its locks and where they are. Owned by the worker running the
@@ -325,6 +327,20 @@ impl LockManager {
         if req.kind == StatementKind::Select && !tx.isolation.locks_reads() {
             return Ok(());
         }
+        // A repeat of a request the transaction holds a lock for (the same predicate, kind and
+        // columns, or a read under a write lock of the same predicate) takes no second lock: as
+        // for prepared requests below, a second lock would wait for the conflicting locks that
+        // arrived since the first, which wait for the first.
+        if tx.held.iter().any(|h| {
+            !h.statement
+                && h.lock.relation == req.relation
+                && (h.lock.kind == req.kind || req.kind == StatementKind::Select)
+                && read.0 & !h.lock.read.0 == 0
+                && write.0 & !h.lock.write.0 == 0
+                && h.predicate.as_ref() == Some(req.predicate)
+        }) {
+            return Ok(());
+        }
         let keys = rel.key.and_then(|k| key_values(req.predicate, k));
         let bounds = match keys {
             None => rel.key.and_then(|k| key_bounds(req.predicate, k)),
@@ -332,7 +348,8 @@ impl LockManager {
         };
         let form = self.rule.compile(req.predicate, &mut tx.solver);
         let lock = Lock::ad_hoc(tx.id, req.relation, req.kind, form, read, write);
-        self.insert_and_wait(tx, lock, keys.as_deref(), bounds, waiter)
+        let predicate = Some(req.predicate.clone());
+        self.insert_and_wait(tx, lock, predicate, keys.as_deref(), bounds, waiter)
     }
 
     /// Acquire the lock of prepared request `template` with `params` (§3.2's prepared path; handled
@@ -444,13 +461,14 @@ impl LockManager {
                 tx.id, template, params, t.relation, t.kind, form, read, write,
             )
         };
-        self.insert_and_wait(tx, lock, keys, bounds, waiter)
+        self.insert_and_wait(tx, lock, None, keys, bounds, waiter)
     }
 
     fn insert_and_wait(
         &self,
         tx: &mut Txn,
         mut lock: Lock,
+        predicate: Option<Predicate>,
         keys: Option<&[i64]>,
         bounds: Option<(i64, i64)>,
         waiter: &mut impl Waiter,
@@ -471,6 +489,7 @@ impl LockManager {
             lock: Arc::clone(&lock),
             place: place.clone(),
             statement,
+            predicate,
         });
         if multi {
             snapshot.sort_unstable_by_key(|(l, _)| Arc::as_ptr(l));

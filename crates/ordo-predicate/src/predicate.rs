@@ -191,6 +191,31 @@ impl<V: Copy> Expr<V> {
         }
     }
 
+    /// `self` with every atom on a column of `mask` made `True` (then [`Expr::simplify`]d): a
+    /// predicate that no longer constrains those columns, covering every row `self` covers.
+    ///
+    /// This is the lock of a write that **changes** the columns of `mask`: `UPDATE t SET c = 15
+    /// WHERE c = 3` names rows by their old `c`, but the rows it leaves hold `c = 15` and may enter
+    /// another transaction's `c BETWEEN 10 AND 20`, with which `c = 3` is unsatisfiable. Over its
+    /// freed predicate (`TRUE` here) the update conflicts with that reader, as it must. Sound
+    /// because a tree of atoms under ∧/∨ (no negation) only grows when an atom grows.
+    pub fn freed(&self, mask: u64) -> Self {
+        if self.columns() & mask == 0 {
+            return self.clone();
+        }
+        fn free<V: Copy>(e: &Expr<V>, mask: u64) -> Expr<V> {
+            match e {
+                Expr::Atom(a) if 1u64.checked_shl(u32::from(a.column)).unwrap_or(0) & mask != 0 => {
+                    Expr::True
+                }
+                Expr::And(ps) => Expr::And(ps.iter().map(|p| free(p, mask)).collect()),
+                Expr::Or(ps) => Expr::Or(ps.iter().map(|p| free(p, mask)).collect()),
+                e => e.clone(),
+            }
+        }
+        free(self, mask).simplify()
+    }
+
     /// Apply `f` to every atom's value.
     pub fn map<W>(&self, f: &mut impl FnMut(V) -> W) -> Expr<W> {
         match self {
@@ -657,6 +682,29 @@ mod tests {
             deep = Expr::and(vec![deep]);
         }
         assert_eq!(deep.validate(4), Err(Error::TooDeep(MAX_DEPTH)));
+    }
+
+    #[test]
+    fn freed_drops_the_written_columns_and_only_widens() {
+        let p = Predicate::parse("(c1 = 3 AND c0 = 7) OR c2 > 4").unwrap();
+        assert_eq!(p.freed(0), p, "nothing written: unchanged");
+        assert_eq!(p.freed(1 << 5), p, "a column it does not name: unchanged");
+        assert_eq!(
+            p.freed(1 << 1),
+            Predicate::parse("c0 = 7 OR c2 > 4").unwrap()
+        );
+        assert_eq!(p.freed(1 << 2), Expr::True, "a freed disjunct covers all");
+        // Every row the original covers, the freed one covers (a small exhaustive check).
+        for mask in 0..8u64 {
+            let f = p.freed(mask);
+            for r in 0..512 {
+                let row = [r % 8, (r / 8) % 8, (r / 64) % 8];
+                assert!(
+                    !p.eval(&row) || f.eval(&row),
+                    "{p} freed {mask:b} = {f} on {row:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -807,6 +807,41 @@ fn a_repeated_request_takes_no_second_lock() {
     }
 }
 
+/// The same for an ad hoc request: a repeat of the same predicate, or a read of it under a write
+/// lock of it, takes no second lock; a wider one does.
+#[test]
+fn a_repeated_ad_hoc_request_takes_no_second_lock() {
+    for step in Step::ALL {
+        let plm = Arc::new(manager(step, PATIENT));
+        let mut a = plm.begin(Isolation::Serializable);
+        let scan = p("x BETWEEN 10 AND 20 OR v = 3");
+        plm.acquire(&mut a, req(Update, &scan, &[0, 1, 2], &[2]))
+            .unwrap();
+        let (rx, commit) = spawn_holding(&plm, |plm, t| {
+            let row = row_predicate(&[7, 15, 0]);
+            plm.acquire(t, req(Insert, &row, &[], &[]))
+        });
+        assert!(blocked(&rx), "{step:?}: the insert waits for the update");
+        plm.acquire(&mut a, req(Update, &scan, &[0, 1, 2], &[2]))
+            .unwrap();
+        plm.acquire(&mut a, req(Select, &scan, &[1], &[])).unwrap();
+        assert_eq!(a.held(), 1, "{step:?}");
+        plm.release(&mut a);
+        assert!(granted(&rx), "{step:?}");
+        drop(commit);
+        assert!(drained(&plm), "{step:?}");
+        // Another predicate, or a write under a read lock, is a lock of its own.
+        let mut b = plm.begin(Isolation::Serializable);
+        plm.acquire(&mut b, req(Select, &scan, &[1], &[])).unwrap();
+        let wider = p("x BETWEEN 10 AND 21 OR v = 3");
+        plm.acquire(&mut b, req(Select, &wider, &[1], &[])).unwrap();
+        plm.acquire(&mut b, req(Update, &scan, &[1], &[2])).unwrap();
+        assert_eq!(b.held(), 3, "{step:?}");
+        plm.release(&mut b);
+        assert!(drained(&plm), "{step:?}");
+    }
+}
+
 /// Key ranges, short (filed in the buckets of their values) and long (filed everywhere), meet the
 /// point locks of every key inside them and of none outside, and each other when they overlap.
 #[test]

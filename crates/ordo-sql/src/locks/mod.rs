@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! SELECT .. FROM t WHERE p          → (t, Select, p, read = columns named, write = ∅)
-//! UPDATE t SET c = e WHERE p        → (t, Update, p, read = columns of e, write = {c})
+//! UPDATE t SET c = e WHERE p        → (t, Update, p freed of c, read = columns of e, write = {c})
 //! INSERT INTO t VALUES (v0, v1, ..) → (t, Insert, c0 = v0 ∧ c1 = v1 ∧ .., every column)
 //! DELETE FROM t WHERE p             → (t, Delete, p, every column)
 //! ```
@@ -259,10 +259,13 @@ impl Schema {
                 if let Some(r) = returning {
                     read = read.union(items(r, t, alias));
                 }
+                // Over its written columns the predicate is freed: the rows it leaves may enter
+                // another lock's predicate on them (`SET c = 15 WHERE c = 3` against a reader of
+                // `c BETWEEN 10 AND 20`).
                 let mut out = vec![LockRequest {
                     relation: rel,
                     kind: StatementKind::Update,
-                    predicate: where_predicate(selection.as_ref(), t, alias),
+                    predicate: where_predicate(selection.as_ref(), t, alias).freed(write.0),
                     read: read.union(where_columns(selection.as_ref(), t, alias)),
                     write,
                 }];

@@ -134,6 +134,14 @@ fn writes_lock_what_they_write() {
         (u.read, u.write),
         (ColumnSet::of(&[0, 1]), ColumnSet::of(&[1]))
     );
+    // An update that writes a column its WHERE constrains frees it: the rows it moves may enter
+    // another lock's predicate on that column.
+    let u = one("UPDATE shifts SET day = 15 WHERE day = 3 AND id = 2");
+    assert_eq!(u.predicate, Expr::eq(0, 2));
+    assert_eq!(
+        one("UPDATE shifts SET day = 15 WHERE day = 3").predicate,
+        Expr::True
+    );
     let d = one("DELETE FROM shifts WHERE day = 7");
     assert_eq!(
         (d.kind, d.write),
