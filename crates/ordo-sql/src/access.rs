@@ -5,9 +5,12 @@
 //! | `pk = v` (every key column), `pk IN (...)`    | [`Path::Points`]      | `get` per key            |
 //! | `<`, `<=`, `>`, `>=`, `BETWEEN`, `=` on a one-column primary key | [`Path::Range`] | `scan` of the table range |
 //! | the same on an indexed column                 | [`Path::Index`]       | `scan` of the index range, then `get` per row |
+//! | anything else with integer comparisons        | [`Path::Where`]       | `scan_where` of their cover ([`crate::tuples::cover`]) |
 //! | anything else                                 | [`Path::Full`]        | `scan` of the whole table |
 //!
-//! Scans are predicate reads: the protocol, not this layer, keeps phantoms out of them. The executor
+//! Scans are predicate reads: the protocol, not this layer, keeps phantoms out of them. A protocol
+//! with predicate locks (DIBS) locks a [`Path::Where`]'s predicate itself, so a writer of rows
+//! outside it runs alongside; every other protocol scans every key for it. The executor
 //! always re-checks the whole WHERE clause on the rows a path returns, so a path only has to return a
 //! superset (index keys of long strings are prefixes, see [`crate::key`]).
 
@@ -17,6 +20,7 @@ use crate::expr::{Env, Expr, Op};
 use crate::key;
 use crate::value::Datum;
 use ordo::storage::ColumnSet;
+use ordo::txn::predicate::Predicate;
 use ordo::txn::Tx;
 
 /// How to find the candidate rows.
@@ -25,6 +29,8 @@ pub enum Path<'a> {
     Points(Vec<u64>),
     Range(u64, u64),
     Index(&'a IndexDef, u64, u64),
+    /// Every row satisfying a predicate over integer columns (a cover of the WHERE clause).
+    Where(Predicate),
     Full,
 }
 
@@ -204,7 +210,10 @@ pub fn choose<'a>(def: &'a TableDef, cond: Option<&Expr>, params: &[Datum]) -> P
             return Path::Index(idx, lo, hi);
         }
     }
-    Path::Full
+    match crate::tuples::cover(def, cond, params) {
+        Some(p) => Path::Where(p),
+        None => Path::Full,
+    }
 }
 
 /// A row read by a path: its storage key and its values.
@@ -238,6 +247,10 @@ pub fn fetch<T: Tx>(tx: &mut T, def: &TableDef, path: &Path<'_>) -> SqlResult<Ve
         }
         Path::Range(lo, hi) => scan(tx, def, *lo, *hi, &mut out)?,
         Path::Full => scan(tx, def, 0, u64::MAX, &mut out)?,
+        Path::Where(p) => tx.scan_where(def.storage, p, ColumnSet::ALL, |k, r| {
+            out.push((k, decode(def, &r)));
+            true
+        })?,
         Path::Index(idx, lo, hi) => {
             if lo > hi {
                 return Ok(out);

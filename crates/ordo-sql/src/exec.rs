@@ -10,6 +10,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::expr::{self, Agg, AggFn, Env, Expr, Scope};
 use crate::index;
 use crate::key;
+use crate::tuples;
 use crate::value::{Datum, SqlType};
 use ordo::storage::ColumnSet;
 use ordo::txn::Tx;
@@ -219,7 +220,8 @@ fn insert_row<T: Tx>(tx: &mut T, def: &TableDef, row: Vec<Datum>) -> SqlResult<(
         let vals: Vec<Datum> = def.primary_key.iter().map(|&c| row[c].clone()).collect();
         key::primary(&def.name, &vals)?
     };
-    if let Err(a) = tx.insert(def.storage, key, |r| {
+    let tuple = tuples::tuple(def, &row);
+    if let Err(a) = tx.insert_described(def.storage, key, &tuple, |r| {
         for (c, d) in row.iter().enumerate() {
             d.write(r, c);
         }
@@ -287,7 +289,8 @@ fn update<T: Tx>(
             })?;
             new[*c] = v.coerce(def.columns[*c].ty, &def.columns[*c].name)?;
         }
-        tx.update(def.storage, *key, cols, |r| {
+        let images = tuples::images(def, old, &new);
+        tx.update_described(def.storage, *key, &images, cols, |r| {
             for (c, _) in &sets {
                 new[*c].write(r, *c);
             }
@@ -312,7 +315,7 @@ fn delete<T: Tx>(
     let cond = where_clause(def, sel)?;
     let rows = matching(tx, def, cond.as_ref(), params)?;
     for (key, old) in &rows {
-        tx.delete(def.storage, *key)?;
+        tx.delete_described(def.storage, *key, &tuples::tuple(def, old))?;
         for idx in &def.indexes {
             index::remove(tx, idx, &old[idx.column], *key)?;
         }
@@ -524,8 +527,8 @@ fn select<T: Tx>(
     if !q.locks.is_empty() {
         let d = def.ok_or_else(|| SqlError::syntax("FOR UPDATE needs a table"))?;
         // Take each selected row for writing: an update that changes no column.
-        for (k, _) in &rows {
-            tx.update(d.storage, *k, ColumnSet::ALL, |_| ())?;
+        for (k, r) in &rows {
+            tx.update_described(d.storage, *k, &tuples::tuple(d, r), ColumnSet::ALL, |_| ())?;
         }
     }
     // Groups: (representative row, member rows).

@@ -48,4 +48,5 @@ pub mod key;
 pub mod locks;
 pub mod session;
 pub mod spec;
+pub mod tuples;
 pub mod value;

@@ -24,6 +24,7 @@ use crate::exec::{self, Output};
 use crate::value::Datum;
 use ordo::check::TxnRecord;
 use ordo::protocols::{Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::txn::predicate::Isolation;
 use ordo::txn::wait::{self, WaitObserver};
 use ordo::txn::Tx;
 use sqlparser::ast::{self, Statement};
@@ -419,7 +420,7 @@ fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Box<Stat
     match kind {
         Kind::Begin => {
             conn.push(&stmt, Ok(Output::Command("BEGIN".into())));
-            block(st, conn);
+            block(st, conn, requested_isolation(&stmt));
         }
         Kind::Commit | Kind::Rollback => {
             // PostgreSQL: a WARNING (no transaction in progress), not an error.
@@ -485,13 +486,44 @@ fn kind_of(stmt: &Statement) -> &'static str {
     }
 }
 
-/// Runs statements inside `BEGIN ... COMMIT/ROLLBACK`, across requests.
-fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn) {
+/// The isolation level `BEGIN … ISOLATION LEVEL …` or `SET TRANSACTION ISOLATION LEVEL …` names
+/// (`SNAPSHOT` as repeatable read), if any.
+fn requested_isolation(stmt: &Statement) -> Option<Isolation> {
+    let modes = match stmt {
+        Statement::StartTransaction { modes, .. } => modes,
+        Statement::Set(ast::Set::SetTransaction {
+            modes,
+            session: false,
+            ..
+        }) => modes,
+        _ => return None,
+    };
+    modes.iter().find_map(|m| match m {
+        ast::TransactionMode::IsolationLevel(l) => Some(match l {
+            ast::TransactionIsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
+            ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+            ast::TransactionIsolationLevel::RepeatableRead
+            | ast::TransactionIsolationLevel::Snapshot => Isolation::RepeatableRead,
+            ast::TransactionIsolationLevel::Serializable => Isolation::Serializable,
+        }),
+        _ => None,
+    })
+}
+
+/// Runs statements inside `BEGIN ... COMMIT/ROLLBACK`, across requests. The level `BEGIN` asked
+/// for (or a `SET TRANSACTION` before the first query) goes to the protocol
+/// ([`Tx::request_isolation`]: DIBS takes it, every other protocol runs at its own level), and the
+/// protocol hears of each statement's end ([`Tx::end_statement`]).
+fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, level: Option<Isolation>) {
     let engine = st.engine.clone();
     let _shared = engine.gate.read().expect("gate");
     st.refresh();
     let inst = st.inst.clone();
     let mut tx = Some(inst.protocol.begin(&mut st.worker));
+    if let (Some(t), Some(l)) = (tx.as_mut(), level) {
+        t.request_isolation(l);
+    }
+    let mut queried = false;
     loop {
         let Some(item) = conn.next() else { return };
         let stmt = match item {
@@ -549,16 +581,29 @@ fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn) {
             _ if tx.is_none() => Err(SqlError::in_failed_transaction()),
             // PostgreSQL: a WARNING (already in progress).
             Ok(Kind::Begin) => Ok(Output::Command("BEGIN".into())),
-            Ok(Kind::Local) => local(&stmt, conn),
+            Ok(Kind::Local) => match requested_isolation(&stmt) {
+                Some(_) if queried => Err(SqlError::new(
+                    "25001",
+                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                )),
+                Some(l) => {
+                    if let Some(t) = tx.as_mut() {
+                        t.request_isolation(l);
+                    }
+                    Ok(Output::Command("SET".into()))
+                }
+                None => local(&stmt, conn),
+            },
             Ok(Kind::Ddl) => Err(SqlError::unsupported(
                 "DDL inside a transaction block (Ordo rebuilds the protocol instance on DDL)",
             )),
-            Ok(Kind::Dml(inner, params)) => exec::execute(
-                tx.as_mut().expect("checked above"),
-                &inst.catalog,
-                &inner,
-                &params,
-            ),
+            Ok(Kind::Dml(inner, params)) => {
+                queried = true;
+                let t = tx.as_mut().expect("checked above");
+                let r = exec::execute(t, &inst.catalog, &inner, &params);
+                t.end_statement();
+                r
+            }
             Err(e) => Err(e),
         }
         .map_err(canceled_or);

@@ -97,6 +97,56 @@ pub trait Tx {
         Ok(keys.len() as u64)
     }
 
+    /// [`Tx::insert`] of a record whose integer columns are known before it is written: `tuple` is
+    /// a predicate over the table's integer columns ([`predicate::check`]ed) that the new row
+    /// satisfies — for a row `(7, 'x', 3)`, `c0 = 7 ∧ c2 = 3`. A predicate lock manager locks it
+    /// instead of the key alone, so the insert conflicts only with the predicates the new row can
+    /// satisfy (DIBS, §2.1: an `INSERT`'s predicate is its values). By default a plain insert.
+    fn insert_described(
+        &mut self,
+        table: TableId,
+        key: u64,
+        tuple: &Predicate,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        let _ = tuple;
+        self.insert(table, key, f)
+    }
+
+    /// [`Tx::update`] of a record read earlier in this transaction, with `images` a predicate over
+    /// the table's integer columns that the row satisfies both before and after the update (for
+    /// an update of `c2` from 3 to 15: `c0 = 7 ∧ (c2 = 3 ∨ c2 = 15)`). The caller read the row
+    /// through this transaction, so it is the one the update changes. By default a plain update.
+    fn update_described<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        images: &Predicate,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        let _ = images;
+        self.update(table, key, cols, f)
+    }
+
+    /// [`Tx::delete`] of a record read earlier in this transaction, with `tuple` a predicate over the
+    /// table's integer columns that it satisfies. By default a plain delete.
+    fn delete_described(&mut self, table: TableId, key: u64, tuple: &Predicate) -> TxResult<bool> {
+        let _ = tuple;
+        self.delete(table, key)
+    }
+
+    /// Asks for isolation level `level` from the next request on: a protocol whose isolation is a
+    /// choice per transaction (DIBS, §5.2) takes it; every other runs at its own level and ignores
+    /// it (the default). `BEGIN ISOLATION LEVEL …` in `ordo sql` and `ordo spec`.
+    fn request_isolation(&mut self, level: predicate::Isolation) {
+        let _ = level;
+    }
+
+    /// The end of one statement of an interactive transaction: read committed releases its read
+    /// locks here (DIBS, §5.2). By default nothing.
+    fn end_statement(&mut self) {}
+
     /// Tries to commit. On `Err` the transaction was aborted.
     fn commit(self) -> TxResult<()>;
 

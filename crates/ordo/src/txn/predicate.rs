@@ -11,7 +11,7 @@
 //! never less. DIBS locks the predicate itself: a writer of a row outside it does not wait.
 
 use crate::storage::{ColumnSet, ColumnType, RowRef, Schema};
-pub use ordo_predicate::{Expr, Op, Predicate};
+pub use ordo_predicate::{Expr, Isolation, Op, Predicate};
 
 /// The columns `pred` reads.
 pub fn columns(pred: &Predicate) -> ColumnSet {

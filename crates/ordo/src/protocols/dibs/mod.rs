@@ -50,9 +50,18 @@
 //!   [`crate::txn::Tx::update_where`] name their rows by a predicate over the table's integer
 //!   columns ([`crate::txn::predicate`]: SubscriberScan's disjunctions of `BETWEEN`s on `byte2_x`).
 //!   DIBS locks that predicate, ad hoc (its shape is the program's, not one of the five templates),
-//!   then walks the table; a writer of rows outside it runs alongside. A point request pins only the
-//!   key, so it conflicts with every predicate on other columns of its table (the row it names may
-//!   satisfy it), as an insert does. SQL `WHERE` clauses do not reach the lock manager yet.
+//!   then walks the table; a writer of rows outside it runs alongside. An update's predicate is
+//!   freed of the columns it writes ([`ordo_predicate::Expr::freed`]): a row it changes may move
+//!   into another lock's predicate. A point request pins only the key, so it conflicts with every
+//!   predicate on other columns of its table (the row it names may satisfy it).
+//! * **SQL.** `ordo sql -p dibs` and `ordo spec -p dibs` lock what each statement names
+//!   (`ordo_sql::tuples`): a `WHERE` clause the access paths cannot serve by key is scanned with
+//!   [`crate::txn::Tx::scan_where`] over its cover (its comparisons of integer columns), and
+//!   every write names its row's integer values ([`crate::txn::Tx::insert_described`],
+//!   `update_described` with the row before and after, `delete_described`): the lock is
+//!   `c0 = key ∧ values`, which meets only the predicates the row can satisfy. So `SELECT count(*)
+//!   … WHERE day = 7` holds off an insert of a day-7 row and an update moving a row into day 7, and
+//!   lets an insert of a day-8 row through.
 //! * **Whole rows.** A request locks every column of the rows it names, whatever columns it reads
 //!   or writes: the store's version word, which the checker reads and a rollback restores, is one
 //!   per row, so two transactions may not be inside one row at once ([`requests`] tells what the
@@ -70,8 +79,10 @@
 //!   through [`crate::txn::wait`] and run concurrently ([`Interactive::Concurrent`]); they always
 //!   detect cycles (see [`waits`] for why never the timeout), and on a cycle with a program's
 //!   transaction the program gives up, never the session.
-//! * **Serializable only.** The crate implements §5.2's weaker levels; the protocols run
-//!   serializable, the level `BEGIN ISOLATION LEVEL …` would choose is not wired in yet.
+//! * **Isolation levels (§5.2).** Programs run serializable. An interactive transaction takes the
+//!   level its `BEGIN ISOLATION LEVEL …` names ([`crate::txn::Tx::request_isolation`]): repeatable
+//!   read lets inserts and deletes pass range read locks, read committed also releases read locks
+//!   at each statement's end ([`crate::txn::Tx::end_statement`]), read uncommitted takes none.
 
 pub mod requests;
 pub mod txn;

@@ -236,6 +236,50 @@ fn a_predicate_on_a_column_blocks_only_what_can_overlap_it() {
     }
 }
 
+/// An update whose rows lie outside a scan's predicate but which writes the predicate's column
+/// can move them into it (`SET a = 30 WHERE a BETWEEN 70 AND 90` against a reader of `a BETWEEN
+/// 20 AND 50`): it waits, and the reader sees no phantom when it scans again. The same update of
+/// another column runs alongside (the previous test).
+#[test]
+fn an_update_that_moves_rows_into_a_predicate_waits_for_it() {
+    use crate::txn::predicate::{Expr, Predicate};
+    fn between(lo: i64, hi: i64) -> Predicate {
+        Expr::between(A as u16, lo, hi)
+    }
+    for step in ["naive", "grouping", "full"] {
+        let p = Arc::new(small(step));
+        let mut w = p.worker(0, false);
+        let mut t1 = p.begin(&mut w);
+        let scan = |t: &mut super::DibsTx<'_, Full>| {
+            let mut seen = Vec::new();
+            t.scan_where(KV, &between(20, 50), ColumnSet::one(B), |k, _| {
+                seen.push(k);
+                true
+            })
+            .unwrap();
+            seen
+        };
+        assert_eq!(scan(&mut t1), [20, 30, 40, 50], "{step}");
+        let (mover, _) = on_thread(&p, |p: &Dibs<Full>, w: &mut super::DibsWorker| {
+            let mut t = p.begin(w);
+            let n = t
+                .update_where(KV, &between(70, 90), ColumnSet::one(A), |r| {
+                    r.set_int(A, 30)
+                })
+                .unwrap();
+            t.commit().unwrap();
+            n
+        });
+        assert!(mover.recv_timeout(BLOCKED).is_err(), "{step}: it waits");
+        assert_eq!(scan(&mut t1), [20, 30, 40, 50], "{step}: no phantom");
+        t1.commit().unwrap();
+        assert_eq!(mover.recv_timeout(Duration::from_secs(10)), Ok(3), "{step}");
+        let mut t = p.begin(&mut w);
+        assert_eq!(scan(&mut t), [20, 30, 40, 50, 70, 80, 90], "{step}");
+        t.commit().unwrap();
+    }
+}
+
 /// Updates `first` then `second`; on its first attempt it meets its twin at `barrier` in between,
 /// so that the two hold one key each and wait for each other.
 struct Crossing {

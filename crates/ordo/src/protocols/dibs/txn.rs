@@ -16,7 +16,7 @@ use super::{Dibs, Variant};
 use crate::check::TxnId;
 use crate::protocols::kit::inplace::{InPlace, Install};
 use crate::storage::{ColumnSet, RowMut, RowRef, Table, TableId, ABSENT};
-use crate::txn::predicate::{self, Predicate};
+use crate::txn::predicate::{self, Expr, Predicate};
 use crate::txn::{check_live, refuse_write, Abort, AbortReason, Recorder, Tx, TxResult, TxnIds};
 use ordo_predicate::{ColumnSet as PredColumns, Error as PlmError, Request, StatementKind};
 use std::sync::atomic::Ordering;
@@ -74,6 +74,8 @@ impl<'w, V: Variant> DibsTx<'w, V> {
     /// A transaction that waits as `how` says.
     pub(super) fn begin(p: &'w Dibs<V>, w: &'w mut DibsWorker, how: Waits) -> Self {
         let id = w.ids.next_id();
+        // Serializable unless the transaction asks for another level (`Tx::request_isolation`).
+        w.plm.set_isolation(ordo_predicate::Isolation::Serializable);
         let detect = match how {
             Waits::Session => Some(p.waits.session_age()),
             Waits::Detect => Some(w.restart_age.take().unwrap_or_else(waits::age)),
@@ -142,14 +144,46 @@ impl<'w, V: Variant> DibsTx<'w, V> {
         self.acquire(|plm, tx, waiter| plm.acquire_prepared_with(tx, t, params, None, waiter))
     }
 
+    /// Acquires the write lock of request `what` (a [`StatementKind`] `kind`) on key `k` of `table`:
+    /// the key's template, or — given the tuples the row holds (`Tx::*_described`) — the ad hoc
+    /// predicate `c0 = k ∧ tuples`, which conflicts only with the predicates those tuples satisfy.
+    /// A description that is not a checked predicate over integer columns locks the key alone
+    /// (coarser, never finer).
+    fn lock_write(
+        &mut self,
+        table: TableId,
+        what: u32,
+        kind: StatementKind,
+        k: u64,
+        tuples: Option<&Predicate>,
+    ) -> TxResult<()> {
+        let t = self.p.db.table(table);
+        let Some(tuples) = tuples.filter(|p| predicate::check(p, t.schema()).is_ok()) else {
+            return self.lock(table, what, &[key(k)]);
+        };
+        let predicate = Expr::And(vec![Expr::eq(0, key(k)), requests::shift(tuples)]);
+        let all = requests::all_columns(t);
+        let req = Request {
+            relation: table,
+            kind,
+            predicate: &predicate,
+            read: all,
+            write: all,
+        };
+        self.acquire(|plm, tx, waiter| plm.acquire_with(tx, req, waiter))
+    }
+
     /// Acquires the ad hoc predicate lock of a `kind` request over the rows of `table` that satisfy
-    /// `pred` (schema columns; whole rows, as [`Self::lock`]). A predicate that is malformed or
-    /// names a column that is not an integer column of the table aborts with `InvalidData`.
+    /// `pred` (schema columns; whole rows, as [`Self::lock`]), freed of the columns in `writes`
+    /// ([`ordo_predicate::Expr::freed`]: a row an update changes may leave `pred` for another
+    /// lock's predicate). A predicate that is malformed or names a column that is not an integer
+    /// column of the table aborts with `InvalidData`.
     fn lock_where(
         &mut self,
         table: TableId,
         kind: StatementKind,
         pred: &Predicate,
+        writes: ColumnSet,
     ) -> TxResult<()> {
         let t = self.p.db.table(table);
         if let Err(e) = predicate::check(pred, t.schema()) {
@@ -158,7 +192,7 @@ impl<'w, V: Variant> DibsTx<'w, V> {
                 format!("{}: predicate {pred}: {e}", t.name()),
             ));
         }
-        let predicate = requests::shift(pred);
+        let predicate = requests::shift(&pred.freed(writes.0));
         let all = requests::all_columns(t);
         let write = match kind {
             StatementKind::Select => PredColumns::NONE,
@@ -193,6 +227,71 @@ impl<'w, V: Variant> DibsTx<'w, V> {
             Ok(()) => Ok(()),
             Err(e) => Err(self.lock_failed(e, victim)),
         }
+    }
+
+    fn update_locking<R>(
+        &mut self,
+        table: TableId,
+        k: u64,
+        images: Option<&Predicate>,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        check_live(self.aborted)?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        self.lock_write(table, UPDATE, StatementKind::Update, k, images)?;
+        let id = self.id;
+        Ok(self
+            .w
+            .exec
+            .update_key(t, k, None, cols, |_| Install::Swap(id), f))
+    }
+
+    fn insert_locking(
+        &mut self,
+        table: TableId,
+        k: u64,
+        tuple: Option<&Predicate>,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        check_live(self.aborted)?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        self.lock_write(table, INSERT, StatementKind::Insert, k, tuple)?;
+        let (rid, _) = t.get_or_create(k);
+        if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
+            return Err(
+                self.fail_detail(AbortReason::DuplicateKey, format!("{}: key {k}", t.name()))
+            );
+        }
+        self.w.exec.insert(t, k, rid, Install::Swap(self.id), f);
+        Ok(())
+    }
+
+    fn delete_locking(
+        &mut self,
+        table: TableId,
+        k: u64,
+        tuple: Option<&Predicate>,
+    ) -> TxResult<bool> {
+        check_live(self.aborted)?;
+        let t = self.p.db.table(table);
+        self.refuse_write(t)?;
+        self.lock_write(table, DELETE, StatementKind::Delete, k, tuple)?;
+        let Some(rid) = t.lookup(k) else {
+            self.w.exec.rec.read(table, k, ABSENT);
+            return Ok(false);
+        };
+        let v = t.version(rid).load(Ordering::Acquire);
+        if v & ABSENT != 0 {
+            self.w.exec.rec.read(table, k, v);
+            return Ok(false);
+        }
+        self.w
+            .exec
+            .delete(t, k, rid, Install::Swap(self.id | ABSENT));
+        Ok(true)
     }
 
     #[cold]
@@ -236,50 +335,40 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         cols: ColumnSet,
         f: impl FnOnce(&mut RowMut<'_>) -> R,
     ) -> TxResult<Option<R>> {
-        check_live(self.aborted)?;
-        let t = self.p.db.table(table);
-        self.refuse_write(t)?;
-        self.lock(table, UPDATE, &[key(k)])?;
-        let id = self.id;
-        Ok(self
-            .w
-            .exec
-            .update_key(t, k, None, cols, |_| Install::Swap(id), f))
+        self.update_locking(table, k, None, cols, f)
+    }
+
+    fn update_described<R>(
+        &mut self,
+        table: TableId,
+        k: u64,
+        images: &Predicate,
+        cols: ColumnSet,
+        f: impl FnOnce(&mut RowMut<'_>) -> R,
+    ) -> TxResult<Option<R>> {
+        self.update_locking(table, k, Some(images), cols, f)
     }
 
     fn insert(&mut self, table: TableId, k: u64, f: impl FnOnce(&mut RowMut<'_>)) -> TxResult<()> {
-        check_live(self.aborted)?;
-        let t = self.p.db.table(table);
-        self.refuse_write(t)?;
-        self.lock(table, INSERT, &[key(k)])?;
-        let (rid, _) = t.get_or_create(k);
-        if t.version(rid).load(Ordering::Acquire) & ABSENT == 0 {
-            return Err(
-                self.fail_detail(AbortReason::DuplicateKey, format!("{}: key {k}", t.name()))
-            );
-        }
-        self.w.exec.insert(t, k, rid, Install::Swap(self.id), f);
-        Ok(())
+        self.insert_locking(table, k, None, f)
+    }
+
+    fn insert_described(
+        &mut self,
+        table: TableId,
+        k: u64,
+        tuple: &Predicate,
+        f: impl FnOnce(&mut RowMut<'_>),
+    ) -> TxResult<()> {
+        self.insert_locking(table, k, Some(tuple), f)
     }
 
     fn delete(&mut self, table: TableId, k: u64) -> TxResult<bool> {
-        check_live(self.aborted)?;
-        let t = self.p.db.table(table);
-        self.refuse_write(t)?;
-        self.lock(table, DELETE, &[key(k)])?;
-        let Some(rid) = t.lookup(k) else {
-            self.w.exec.rec.read(table, k, ABSENT);
-            return Ok(false);
-        };
-        let v = t.version(rid).load(Ordering::Acquire);
-        if v & ABSENT != 0 {
-            self.w.exec.rec.read(table, k, v);
-            return Ok(false);
-        }
-        self.w
-            .exec
-            .delete(t, k, rid, Install::Swap(self.id | ABSENT));
-        Ok(true)
+        self.delete_locking(table, k, None)
+    }
+
+    fn delete_described(&mut self, table: TableId, k: u64, tuple: &Predicate) -> TxResult<bool> {
+        self.delete_locking(table, k, Some(tuple))
     }
 
     fn scan(
@@ -320,7 +409,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         let t = self.p.db.table(table);
         self.ordered(t)?;
         if !t.is_read_only() {
-            self.lock_where(table, StatementKind::Select, pred)?;
+            self.lock_where(table, StatementKind::Select, pred, ColumnSet::NONE)?;
         } else if let Err(e) = predicate::check(pred, t.schema()) {
             return Err(self.fail_detail(AbortReason::InvalidData, format!("{}: {e}", t.name())));
         }
@@ -348,7 +437,7 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
         let t = self.p.db.table(table);
         self.refuse_write(t)?;
         self.ordered(t)?;
-        self.lock_where(table, StatementKind::Update, pred)?;
+        self.lock_where(table, StatementKind::Update, pred, cols)?;
         let mut keys = Vec::new();
         let filter = predicate::columns(pred);
         self.w.exec.scan_filtered(
@@ -368,6 +457,18 @@ impl<V: Variant> Tx for DibsTx<'_, V> {
                 .update_key(t, k, None, cols, |_| Install::Swap(id), &mut f);
         }
         Ok(keys.len() as u64)
+    }
+
+    /// §5.2: the lock manager's rules for `level` from the next request on.
+    fn request_isolation(&mut self, level: ordo_predicate::Isolation) {
+        self.w.plm.set_isolation(level);
+    }
+
+    /// Read committed releases the statement's read locks here (§5.2).
+    fn end_statement(&mut self) {
+        if !self.done {
+            self.p.plm.end_statement(&mut self.w.plm);
+        }
     }
 
     fn commit(mut self) -> TxResult<()> {
