@@ -18,6 +18,9 @@
 //! * [`tatp`] — TATP (Neuvonen et al.), the telecom benchmark DIBS uses: 80/20 reads/writes.
 //! * [`subscriber_scan`] — DIBS's SubscriberScan: reads and updates of the rows a disjunctive
 //!   predicate on TATP's subscriber names (§4.1).
+//! * [`seats`] — SEATS (OLTP-Bench), the airline ticketing benchmark DIBS also runs: six
+//!   transactions, 45% read-only by type, flight search by predicate; no seat booked twice, seat
+//!   counts match.
 //!
 //! Each declares its command-line options beside it (`<workload>/options.rs`), with its defaults for
 //! a benchmark or a verification run ([`Purpose`]); the [`catalog`] lists them all by name and
@@ -32,6 +35,7 @@ pub mod ledger;
 pub mod purpose;
 pub mod pwv_micro;
 pub mod salt_micro;
+pub mod seats;
 pub mod sibench;
 pub mod smallbank;
 pub mod subscriber_scan;
