@@ -21,8 +21,8 @@
 //! listing the same declaration.
 
 use crate::{
-    callas_micro, pwv_micro, salt_micro, sibench, smallbank, subscriber_scan, tatp, ticketing,
-    tpcc, vll_micro, vll_range, ycsb,
+    callas_micro, pwv_micro, salt_micro, seats, sibench, smallbank, subscriber_scan, tatp,
+    ticketing, tpcc, vll_micro, vll_range, ycsb,
 };
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
@@ -156,6 +156,13 @@ catalog! {
         source: "Gaffney, Claus, Patel PVLDB 2021 (DIBS), section 4.1 (Figs. 3c, 4)",
         options: subscriber_scan::options::OPTIONS,
         build: subscriber_scan::SubscriberScan::from_settings,
+    },
+    Seats(seats::Seats) {
+        name: "seats",
+        summary: "airline ticketing: 6 transactions (45% read-only), flight search by predicate, lookups by id string and frequent-flyer number (--scale)",
+        source: "Stonebraker, Pavlo: SEATS; OLTP-Bench (Difallah et al. PVLDB 2013); as run in DIBS (Fig. 3b)",
+        options: seats::options::OPTIONS,
+        build: seats::Seats::from_settings,
     },
     VllMicro(vll_micro::VllMicro) {
         name: "vll-micro",
