@@ -116,6 +116,21 @@ pub fn execute<T: Tx>(
     }
 }
 
+/// The command a statement that writes is reported as in a read-only transaction's error
+/// (`INSERT`, `SELECT FOR UPDATE`); `None` for a statement that only reads.
+pub fn write_command(stmt: &ast::Statement) -> Option<&'static str> {
+    match stmt {
+        ast::Statement::Insert(_) => Some("INSERT"),
+        ast::Statement::Update { .. } => Some("UPDATE"),
+        ast::Statement::Delete(_) => Some("DELETE"),
+        ast::Statement::Query(q) => q.locks.first().map(|l| match l.lock_type {
+            ast::LockType::Update => "SELECT FOR UPDATE",
+            ast::LockType::Share => "SELECT FOR SHARE",
+        }),
+        _ => None,
+    }
+}
+
 /// The first two words of a statement (for "not supported" messages).
 pub fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")

@@ -29,15 +29,81 @@ use ordo::txn::wait::{self, WaitObserver};
 use ordo::txn::Tx;
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Parses SQL text into statements (PostgreSQL dialect).
+/// Parses SQL text into statements (PostgreSQL dialect), first rewriting what PostgreSQL accepts
+/// and sqlparser does not (see [`rewrite`]).
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
-    Ok(Parser::parse_sql(&PostgreSqlDialect {}, sql)?)
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(ParserError::from)?;
+    Ok(Parser::new(&dialect)
+        .with_tokens_with_locations(rewrite(tokens))
+        .parse_statements()?)
+}
+
+/// PostgreSQL's spellings sqlparser lacks, rewritten token by token, statement by statement:
+///
+/// * `ABORT [WORK | TRANSACTION]` is `ROLLBACK`;
+/// * `DEFERRABLE` and `NOT DEFERRABLE` among the modes of `BEGIN`, `START TRANSACTION` and
+///   `SET [SESSION CHARACTERISTICS AS] TRANSACTION` are dropped (with a comma beside them).
+///   PostgreSQL uses `DEFERRABLE` only for a `SERIALIZABLE READ ONLY` transaction, which then waits
+///   for a snapshot that cannot fail; Ordo's protocols have no such wait, so it has no effect.
+fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let mut keep = vec![true; tokens.len()];
+    let mut out_tokens = tokens;
+    let mut start = 0;
+    while start < out_tokens.len() {
+        let end = (start..out_tokens.len())
+            .find(|&i| out_tokens[i].token == Token::SemiColon)
+            .unwrap_or(out_tokens.len());
+        // The statement's significant tokens.
+        let sig: Vec<usize> = (start..end)
+            .filter(|&i| !matches!(out_tokens[i].token, Token::Whitespace(_)))
+            .collect();
+        let nth = |n: usize, w: &str| sig.get(n).is_some_and(|&i| word(&out_tokens[i], w));
+        let transaction = nth(0, "begin")
+            || nth(0, "start")
+            || (nth(0, "set") && (nth(1, "transaction") || nth(1, "session")));
+        if nth(0, "abort") {
+            out_tokens[sig[0]].token = Token::make_keyword("ROLLBACK");
+        }
+        if transaction {
+            for (j, &i) in sig.iter().enumerate() {
+                if !word(&out_tokens[i], "deferrable") {
+                    continue;
+                }
+                let from = if j > 0 && word(&out_tokens[sig[j - 1]], "not") {
+                    j - 1
+                } else {
+                    j
+                };
+                for &k in &sig[from..=j] {
+                    keep[k] = false;
+                }
+                let comma = |k: usize| out_tokens[sig[k]].token == Token::Comma && keep[sig[k]];
+                if from > 0 && comma(from - 1) {
+                    keep[sig[from - 1]] = false;
+                } else if j + 1 < sig.len() && comma(j + 1) {
+                    keep[sig[j + 1]] = false;
+                }
+            }
+        }
+        start = end + 1;
+    }
+    out_tokens
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(t, k)| k.then_some(t))
+        .collect()
 }
 
 /// One statement's outcome.
@@ -204,6 +270,8 @@ struct Conn {
     pending: VecDeque<Item>,
     reply: Reply,
     prepared: HashMap<String, Statement>,
+    /// `SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY`: transactions start read-only.
+    default_read_only: bool,
 }
 
 impl Conn {
@@ -337,7 +405,20 @@ fn local(stmt: &Statement, conn: &mut Conn) -> SqlResult<Output> {
             conn.prepared.remove(&crate::expr::column_name(name));
             Ok(Output::Command("DEALLOCATE".into()))
         }
-        // SET TRANSACTION ISOLATION LEVEL and planner settings: accepted; the protocol decides isolation.
+        // The default access mode of later transactions.
+        Statement::Set(ast::Set::SetTransaction {
+            modes,
+            session: true,
+            ..
+        }) => {
+            if let Some(r) = modes_of(modes).read_only {
+                conn.default_read_only = r;
+            }
+            Ok(Output::Command("SET".into()))
+        }
+        // SET TRANSACTION outside a block (PostgreSQL: a WARNING and no effect), SET SESSION
+        // CHARACTERISTICS' isolation level and planner settings: accepted; the protocol decides
+        // isolation.
         _ => Ok(Output::Command("SET".into())),
     }
 }
@@ -383,6 +464,7 @@ fn session_main<P: Protocol>(
         pending: VecDeque::new(),
         reply: Reply::default(),
         prepared: HashMap::new(),
+        default_read_only: false,
     };
     while let Some(item) = conn.next() {
         match item {
@@ -420,7 +502,9 @@ fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Box<Stat
     match kind {
         Kind::Begin => {
             conn.push(&stmt, Ok(Output::Command("BEGIN".into())));
-            block(st, conn, requested_isolation(&stmt));
+            let modes = transaction_modes(&stmt).unwrap_or_default();
+            let read_only = modes.read_only.unwrap_or(conn.default_read_only);
+            block(st, conn, modes.isolation, read_only);
         }
         Kind::Commit | Kind::Rollback => {
             // PostgreSQL: a WARNING (no transaction in progress), not an error.
@@ -444,6 +528,9 @@ fn outside_block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, stmt: Box<Stat
                 Ok(Output::Command(tag.into()))
             });
             conn.push(&stmt, r);
+        }
+        Kind::Dml(inner, _) if conn.default_read_only && exec::write_command(&inner).is_some() => {
+            conn.push(&stmt, Err(read_only_error(&inner)));
         }
         Kind::Dml(inner, params) => {
             let engine = st.engine.clone();
@@ -486,9 +573,18 @@ fn kind_of(stmt: &Statement) -> &'static str {
     }
 }
 
-/// The isolation level `BEGIN … ISOLATION LEVEL …` or `SET TRANSACTION ISOLATION LEVEL …` names
-/// (`SNAPSHOT` as repeatable read), if any.
-fn requested_isolation(stmt: &Statement) -> Option<Isolation> {
+/// The modes `BEGIN …` or `SET TRANSACTION …` names.
+#[derive(Clone, Copy, Debug, Default)]
+struct Modes {
+    /// The isolation level (`SNAPSHOT` as repeatable read).
+    isolation: Option<Isolation>,
+    /// `READ ONLY` (true) or `READ WRITE` (false); the last one named wins, as in PostgreSQL.
+    read_only: Option<bool>,
+}
+
+/// The modes of `BEGIN`, `START TRANSACTION` or `SET TRANSACTION` (not `SET SESSION
+/// CHARACTERISTICS`); `None` for any other statement.
+fn transaction_modes(stmt: &Statement) -> Option<Modes> {
     let modes = match stmt {
         Statement::StartTransaction { modes, .. } => modes,
         Statement::Set(ast::Set::SetTransaction {
@@ -498,23 +594,54 @@ fn requested_isolation(stmt: &Statement) -> Option<Isolation> {
         }) => modes,
         _ => return None,
     };
-    modes.iter().find_map(|m| match m {
-        ast::TransactionMode::IsolationLevel(l) => Some(match l {
-            ast::TransactionIsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
-            ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
-            ast::TransactionIsolationLevel::RepeatableRead
-            | ast::TransactionIsolationLevel::Snapshot => Isolation::RepeatableRead,
-            ast::TransactionIsolationLevel::Serializable => Isolation::Serializable,
-        }),
-        _ => None,
-    })
+    Some(modes_of(modes))
+}
+
+fn modes_of(modes: &[ast::TransactionMode]) -> Modes {
+    let mut out = Modes::default();
+    for m in modes {
+        match m {
+            ast::TransactionMode::IsolationLevel(l) => {
+                out.isolation = Some(match l {
+                    ast::TransactionIsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
+                    ast::TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+                    ast::TransactionIsolationLevel::RepeatableRead
+                    | ast::TransactionIsolationLevel::Snapshot => Isolation::RepeatableRead,
+                    ast::TransactionIsolationLevel::Serializable => Isolation::Serializable,
+                })
+            }
+            ast::TransactionMode::AccessMode(a) => {
+                out.read_only = Some(*a == ast::TransactionAccessMode::ReadOnly)
+            }
+        }
+    }
+    out
+}
+
+/// `25006`: a write in a read-only transaction.
+fn read_only_error(stmt: &Statement) -> SqlError {
+    SqlError::new(
+        "25006",
+        format!(
+            "cannot execute {} in a read-only transaction",
+            exec::write_command(stmt).unwrap_or("this statement")
+        ),
+    )
 }
 
 /// Runs statements inside `BEGIN ... COMMIT/ROLLBACK`, across requests. The level `BEGIN` asked
 /// for (or a `SET TRANSACTION` before the first query) goes to the protocol
 /// ([`Tx::request_isolation`]: DIBS takes it, every other protocol runs at its own level), and the
 /// protocol hears of each statement's end ([`Tx::end_statement`]).
-fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, level: Option<Isolation>) {
+///
+/// A `READ ONLY` transaction (from `BEGIN`, `SET TRANSACTION` or the session's characteristics)
+/// refuses INSERT, UPDATE, DELETE and SELECT FOR UPDATE/SHARE with `25006`, as PostgreSQL does.
+fn block<P: Protocol>(
+    st: &mut State<P>,
+    conn: &mut Conn,
+    level: Option<Isolation>,
+    mut read_only: bool,
+) {
     let engine = st.engine.clone();
     let _shared = engine.gate.read().expect("gate");
     st.refresh();
@@ -581,15 +708,22 @@ fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, level: Option<Isolatio
             _ if tx.is_none() => Err(SqlError::in_failed_transaction()),
             // PostgreSQL: a WARNING (already in progress).
             Ok(Kind::Begin) => Ok(Output::Command("BEGIN".into())),
-            Ok(Kind::Local) => match requested_isolation(&stmt) {
-                Some(_) if queried => Err(SqlError::new(
+            Ok(Kind::Local) => match transaction_modes(&stmt) {
+                Some(m) if m.isolation.is_some() && queried => Err(SqlError::new(
                     "25001",
                     "SET TRANSACTION ISOLATION LEVEL must be called before any query",
                 )),
-                Some(l) => {
-                    if let Some(t) = tx.as_mut() {
+                Some(m) if m.read_only == Some(false) && read_only && queried => {
+                    Err(SqlError::new(
+                        "25001",
+                        "transaction read-write mode must be set before any query",
+                    ))
+                }
+                Some(m) => {
+                    if let (Some(t), Some(l)) = (tx.as_mut(), m.isolation) {
                         t.request_isolation(l);
                     }
+                    read_only = m.read_only.unwrap_or(read_only);
                     Ok(Output::Command("SET".into()))
                 }
                 None => local(&stmt, conn),
@@ -597,6 +731,9 @@ fn block<P: Protocol>(st: &mut State<P>, conn: &mut Conn, level: Option<Isolatio
             Ok(Kind::Ddl) => Err(SqlError::unsupported(
                 "DDL inside a transaction block (Ordo rebuilds the protocol instance on DDL)",
             )),
+            Ok(Kind::Dml(inner, _)) if read_only && exec::write_command(&inner).is_some() => {
+                Err(read_only_error(&inner))
+            }
             Ok(Kind::Dml(inner, params)) => {
                 queried = true;
                 let t = tx.as_mut().expect("checked above");

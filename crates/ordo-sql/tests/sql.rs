@@ -257,3 +257,109 @@ fn a_lock_wait_is_visible_to_the_driver() {
     ok(&b, "COMMIT");
     assert_eq!(rows(&a, "SELECT v FROM t"), vec![vec![Datum::Int(2)]]);
 }
+
+/// The tag of each statement's result, or its SQLSTATE.
+fn tags(r: &Reply) -> Vec<String> {
+    r.results
+        .iter()
+        .map(|x| match &x.result {
+            Ok(Output::Command(t)) => t.clone(),
+            Ok(Output::Rows(rs)) => format!("{} rows", rs.rows.len()),
+            Err(e) => e.code.to_string(),
+        })
+        .collect()
+}
+
+/// As PostgreSQL 15: `ABORT` is `ROLLBACK`; a `READ ONLY` transaction (from `BEGIN`, `SET
+/// TRANSACTION` or the session's characteristics) refuses writes with 25006; `READ WRITE` after a
+/// query of a read-only transaction is 25001; `DEFERRABLE` is accepted.
+#[test]
+fn read_only_transactions_and_abort() {
+    for p in protocols() {
+        let s = session(p);
+        ok(&s, "CREATE TABLE r (a INT PRIMARY KEY, b INT)");
+        let r = s.execute("BEGIN; INSERT INTO r VALUES (1, 1); ABORT");
+        assert_eq!(tags(&r), ["BEGIN", "INSERT 0 1", "ROLLBACK"], "{p}");
+        assert_eq!(r.ends, vec![TxnEnd::RolledBack], "{p}");
+        if p != "nocc" {
+            assert!(rows(&s, "SELECT * FROM r").is_empty(), "{p}");
+        }
+        ok(&s, "DELETE FROM r");
+        // Outside a block: a warning in PostgreSQL, the tag ROLLBACK.
+        assert_eq!(tags(&s.execute("abort work")), ["ROLLBACK"]);
+        let r = s.execute(
+            "BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE; SELECT 1; UPDATE r SET b = 1",
+        );
+        assert_eq!(tags(&r), ["BEGIN", "1 rows", "25006"], "{p}");
+        let e = r.results[2].result.clone().unwrap_err();
+        assert_eq!(
+            e.message,
+            "cannot execute UPDATE in a read-only transaction"
+        );
+        assert_eq!(tags(&s.execute("ROLLBACK")), ["ROLLBACK"]);
+        for (sql, cmd) in [
+            ("INSERT INTO r VALUES (2, 2)", "INSERT"),
+            ("DELETE FROM r", "DELETE"),
+            ("SELECT * FROM r FOR UPDATE", "SELECT FOR UPDATE"),
+            ("SELECT * FROM r FOR SHARE", "SELECT FOR SHARE"),
+        ] {
+            let r = s.execute(&format!(
+                "BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE; {sql}"
+            ));
+            let e = r.results[1].result.clone().unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (
+                    "25006",
+                    format!("cannot execute {cmd} in a read-only transaction").as_str()
+                )
+            );
+            ok(&s, "ROLLBACK");
+        }
+        // READ WRITE, NOT DEFERRABLE: writes go through.
+        ok(
+            &s,
+            "BEGIN READ WRITE, NOT DEFERRABLE; INSERT INTO r VALUES (1, 1); COMMIT",
+        );
+        ok(
+            &s,
+            "START TRANSACTION NOT DEFERRABLE READ WRITE; UPDATE r SET b = 2; COMMIT",
+        );
+        // SET TRANSACTION READ ONLY may come after a query; READ WRITE may not (once read-only).
+        let r =
+            s.execute("BEGIN; SELECT 1; SET TRANSACTION READ ONLY; INSERT INTO r VALUES (3, 3)");
+        assert_eq!(tags(&r), ["BEGIN", "1 rows", "SET", "25006"]);
+        ok(&s, "ROLLBACK");
+        let r = s.execute("BEGIN READ ONLY; SELECT 1; SET TRANSACTION READ WRITE");
+        assert_eq!(tags(&r), ["BEGIN", "1 rows", "25001"]);
+        ok(&s, "ROLLBACK");
+        let r = s.execute(
+            "BEGIN; SET TRANSACTION READ ONLY; SET TRANSACTION READ WRITE, DEFERRABLE; \
+             INSERT INTO r VALUES (2, 2); ROLLBACK",
+        );
+        assert_eq!(tags(&r), ["BEGIN", "SET", "SET", "INSERT 0 1", "ROLLBACK"]);
+        // The last access mode named wins.
+        let r = s.execute(
+            "START TRANSACTION READ ONLY, READ WRITE; DELETE FROM r WHERE a = 9; ROLLBACK",
+        );
+        assert_eq!(tags(&r), ["BEGIN", "DELETE 0", "ROLLBACK"]);
+        // Outside a block SET TRANSACTION has no effect (PostgreSQL: a WARNING).
+        ok(&s, "SET TRANSACTION READ ONLY; INSERT INTO r VALUES (4, 4)");
+        // The session's characteristics: every later transaction, single statements too.
+        ok(&s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+        assert_eq!(err(&s.execute("DELETE FROM r")), "25006");
+        assert_eq!(err(&s.execute("BEGIN; DELETE FROM r")), "25006");
+        ok(&s, "ROLLBACK");
+        ok(&s, "BEGIN READ WRITE; DELETE FROM r WHERE a = 4; COMMIT");
+        ok(&s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE");
+        // (nocc does not undo a rolled-back insert.)
+        if p == "nocc" {
+            continue;
+        }
+        assert_eq!(
+            rows(&s, "SELECT a, b FROM r ORDER BY a"),
+            vec![vec![Datum::Int(1), Datum::Int(2)]],
+            "{p}"
+        );
+    }
+}
