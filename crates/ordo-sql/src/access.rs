@@ -230,7 +230,7 @@ fn decode(def: &TableDef, r: &ordo::storage::RowRef<'_>) -> Vec<Datum> {
     def.columns
         .iter()
         .enumerate()
-        .map(|(i, c)| Datum::read(r, i, c.ty))
+        .map(|(i, c)| Datum::read(r, i, c.ty, !c.not_null))
         .collect()
 }
 

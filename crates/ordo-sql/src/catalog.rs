@@ -23,6 +23,9 @@ pub const POSTING_MAX: usize = 255;
 pub struct ColumnDef {
     pub name: String,
     pub ty: SqlType,
+    /// `NOT NULL` (every primary-key column is): the column never holds NULL, so every value of
+    /// its type may be stored (a nullable column reserves one for NULL, see [`crate::value`]).
+    pub not_null: bool,
 }
 
 /// A secondary index.

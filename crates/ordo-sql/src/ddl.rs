@@ -23,7 +23,23 @@ fn sql_type(t: &D) -> SqlResult<SqlType> {
             SqlType::Float
         }
         D::Text => SqlType::Text(TEXT_LIMIT),
-        D::Varchar(l) | D::Char(l) | D::Character(l) => SqlType::Text(len(l)?),
+        D::Varchar(l) | D::Char(l) | D::Character(l) => match len(l)? {
+            // A nullable column keeps one byte for NULL (see `crate::value`); PostgreSQL refuses 0.
+            0 => {
+                return Err(SqlError::new(
+                    "22023",
+                    format!(
+                        "length for type {} must be at least 1",
+                        if matches!(t, D::Varchar(_)) {
+                            "varchar"
+                        } else {
+                            "char"
+                        }
+                    ),
+                ))
+            }
+            n => SqlType::Text(n),
+        },
         D::Bool | D::Boolean => SqlType::Bool,
         other => return Err(SqlError::unsupported(format!("type {other}"))),
     })
@@ -54,18 +70,21 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
                 format!("column \"{n}\" specified more than once"),
             ));
         }
+        let mut not_null = false;
         for o in &c.options {
             match &o.option {
                 ast::ColumnOption::Unique {
                     is_primary: true, ..
                 } => pk.push(columns.len()),
-                ast::ColumnOption::NotNull | ast::ColumnOption::Null => {}
+                ast::ColumnOption::NotNull => not_null = true,
+                ast::ColumnOption::Null => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }
         columns.push(ColumnDef {
             name: n,
             ty: sql_type(&c.data_type)?,
+            not_null,
         });
     }
     for tc in &ct.constraints {
@@ -92,6 +111,10 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
             }
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
+    }
+    // Primary-key columns are NOT NULL, as in PostgreSQL.
+    for &c in &pk {
+        columns[c].not_null = true;
     }
     if columns.len() > ordo::storage::schema::MAX_COLUMNS {
         return Err(SqlError::new("54011", "tables can have at most 64 columns"));

@@ -11,7 +11,7 @@ use crate::expr::{self, Agg, AggFn, Env, Expr, Scope};
 use crate::index;
 use crate::key;
 use crate::tuples;
-use crate::value::{Datum, SqlType};
+use crate::value::Datum;
 use ordo::storage::ColumnSet;
 use ordo::txn::Tx;
 use sqlparser::ast;
@@ -167,15 +167,6 @@ fn matching<T: Tx>(
     Ok(out)
 }
 
-fn default_of(ty: SqlType) -> Datum {
-    match ty {
-        SqlType::Int => Datum::Int(0),
-        SqlType::Float => Datum::Float(0.0),
-        SqlType::Text(_) => Datum::Text(String::new()),
-        SqlType::Bool => Datum::Bool(false),
-    }
-}
-
 fn insert<T: Tx>(
     tx: &mut T,
     cat: &Catalog,
@@ -211,7 +202,8 @@ fn insert<T: Tx>(
                 "INSERT has more expressions than target columns or fewer",
             ));
         }
-        let mut row: Vec<Datum> = def.columns.iter().map(|c| default_of(c.ty)).collect();
+        // An omitted column is NULL (no column has a DEFAULT).
+        let mut row: Vec<Datum> = def.columns.iter().map(|_| Datum::Null).collect();
         for (e, &c) in tuple.iter().zip(&targets) {
             let x = expr::compile(e, &mut Scope::plain(None))?;
             let v = x.eval(&Env {
@@ -229,6 +221,7 @@ fn insert<T: Tx>(
 
 /// Inserts one coerced row and its index entries.
 fn insert_row<T: Tx>(tx: &mut T, def: &TableDef, row: Vec<Datum>) -> SqlResult<()> {
+    crate::value::check_row(def, &row)?;
     let key = if def.primary_key.is_empty() {
         def.next_row_id.fetch_add(1, AtomicOrdering::Relaxed)
     } else {
@@ -238,7 +231,7 @@ fn insert_row<T: Tx>(tx: &mut T, def: &TableDef, row: Vec<Datum>) -> SqlResult<(
     let tuple = tuples::tuple(def, &row);
     if let Err(a) = tx.insert_described(def.storage, key, &tuple, |r| {
         for (c, d) in row.iter().enumerate() {
-            d.write(r, c);
+            d.write_as(r, c, def.columns[c].ty);
         }
     }) {
         let mut e = SqlError::from(a);
@@ -304,10 +297,11 @@ fn update<T: Tx>(
             })?;
             new[*c] = v.coerce(def.columns[*c].ty, &def.columns[*c].name)?;
         }
+        crate::value::check_row(def, &new)?;
         let images = tuples::images(def, old, &new);
         tx.update_described(def.storage, *key, &images, cols, |r| {
             for (c, _) in &sets {
-                new[*c].write(r, *c);
+                new[*c].write_as(r, *c, def.columns[*c].ty);
             }
         })?;
         for idx in &def.indexes {
@@ -510,7 +504,10 @@ fn select<T: Tx>(
                     },
                 )?),
             };
-            order.push((k, o.options.asc != Some(false)));
+            let asc = o.options.asc != Some(false);
+            // PostgreSQL: NULLS LAST ascending, NULLS FIRST descending, unless said.
+            let nulls_first = o.options.nulls_first.unwrap_or(!asc);
+            order.push((k, asc, nulls_first));
         }
     }
     let cond = match def {
@@ -593,7 +590,7 @@ fn select<T: Tx>(
             .collect::<SqlResult<_>>()?;
         let keys: Vec<Datum> = order
             .iter()
-            .map(|(k, _)| match k {
+            .map(|(k, _, _)| match k {
                 Key::Out(i) => Ok(vals[*i].clone()),
                 Key::Expr(e) => e.eval(&env),
             })
@@ -616,9 +613,17 @@ fn select<T: Tx>(
     }
     if !order.is_empty() {
         out.sort_by(|a, b| {
-            for (i, (_, asc)) in order.iter().enumerate() {
-                let o = a.0[i].sort_cmp(&b.0[i]);
-                let o = if *asc { o } else { o.reverse() };
+            for (i, (_, asc, nulls_first)) in order.iter().enumerate() {
+                let (x, y) = (&a.0[i], &b.0[i]);
+                let o = match (x == &Datum::Null, y == &Datum::Null) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) if *nulls_first => Ordering::Less,
+                    (true, false) => Ordering::Greater,
+                    (false, true) if *nulls_first => Ordering::Greater,
+                    (false, true) => Ordering::Less,
+                    (false, false) if *asc => x.sort_cmp(y),
+                    (false, false) => x.sort_cmp(y).reverse(),
+                };
                 if o != Ordering::Equal {
                     return o;
                 }

@@ -69,6 +69,9 @@ pub enum Expr {
         negated: bool,
     },
     IsNull(Box<Expr>, bool),
+    /// `COALESCE(a, b, …)`: the first argument that is not NULL, evaluated left to right only as far
+    /// as needed (as PostgreSQL does).
+    Coalesce(Vec<Expr>),
     /// The value of aggregate slot `n` for the current group.
     Agg(usize),
 }
@@ -218,6 +221,9 @@ pub fn compile(e: &ast::Expr, scope: &mut Scope<'_>) -> SqlResult<Expr> {
         },
         E::IsNull(x) => Expr::IsNull(Box::new(compile(x, scope)?), false),
         E::IsNotNull(x) => Expr::IsNull(Box::new(compile(x, scope)?), true),
+        E::Function(f) if object_name(&f.name).is_ok_and(|n| n == "coalesce") => {
+            Expr::Coalesce(function_args(f, "coalesce", scope)?)
+        }
         E::Function(f) => aggregate(f, scope)?,
         other => return Err(SqlError::unsupported(format!("expression {other}"))),
     })
@@ -248,6 +254,27 @@ fn literal(v: &ast::Value) -> SqlResult<Expr> {
         }
         other => return Err(SqlError::unsupported(format!("literal {other}"))),
     })
+}
+
+/// The plain arguments of a scalar function (aggregates allowed where the scope allows them).
+fn function_args(f: &ast::Function, name: &str, scope: &mut Scope<'_>) -> SqlResult<Vec<Expr>> {
+    let args = match &f.args {
+        ast::FunctionArguments::List(l)
+            if l.duplicate_treatment.is_none() && l.clauses.is_empty() =>
+        {
+            &l.args
+        }
+        _ => return Err(SqlError::unsupported(format!("this form of {name}()"))),
+    };
+    if args.is_empty() || f.filter.is_some() || f.over.is_some() || !f.within_group.is_empty() {
+        return Err(SqlError::unsupported(format!("this form of {name}()")));
+    }
+    args.iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => compile(e, scope),
+            _ => Err(SqlError::unsupported(format!("arguments of {name}()"))),
+        })
+        .collect()
 }
 
 fn aggregate(f: &ast::Function, scope: &mut Scope<'_>) -> SqlResult<Expr> {
@@ -321,21 +348,41 @@ impl Expr {
                 let v = e.eval(env)?;
                 let ge = v.sql_cmp(&lo.eval(env)?)?.map(|o| o != Ordering::Less);
                 let le = v.sql_cmp(&hi.eval(env)?)?.map(|o| o != Ordering::Greater);
+                // `v >= lo AND v <= hi` in three-valued logic.
                 match (ge, le) {
-                    (Some(a), Some(b)) => Datum::Bool((a && b) != *negated),
+                    (Some(false), _) | (_, Some(false)) => Datum::Bool(*negated),
+                    (Some(true), Some(true)) => Datum::Bool(!*negated),
                     _ => Datum::Null,
                 }
             }
             Expr::InList { e, list, negated } => {
+                // `v = x1 OR v = x2 …` in three-valued logic: TRUE on a match, else NULL if any
+                // comparison was unknown.
                 let v = e.eval(env)?;
-                let mut found = false;
+                let mut found = Some(false);
                 for x in list {
-                    if v.sql_cmp(&x.eval(env)?)? == Some(Ordering::Equal) {
-                        found = true;
-                        break;
+                    match v.sql_cmp(&x.eval(env)?)? {
+                        Some(Ordering::Equal) => {
+                            found = Some(true);
+                            break;
+                        }
+                        None => found = None,
+                        Some(_) => {}
                     }
                 }
-                Datum::Bool(found != *negated)
+                match found {
+                    Some(f) => Datum::Bool(f != *negated),
+                    None => Datum::Null,
+                }
+            }
+            Expr::Coalesce(args) => {
+                for a in args {
+                    let v = a.eval(env)?;
+                    if v != Datum::Null {
+                        return Ok(v);
+                    }
+                }
+                Datum::Null
             }
             Expr::IsNull(x, negated) => Datum::Bool((x.eval(env)? == Datum::Null) != *negated),
         })
@@ -361,6 +408,7 @@ impl Expr {
                 e.is_row_free() && lo.is_row_free() && hi.is_row_free()
             }
             Expr::InList { e, list, .. } => e.is_row_free() && list.iter().all(Expr::is_row_free),
+            Expr::Coalesce(args) => args.iter().all(Expr::is_row_free),
         }
     }
 

@@ -8,13 +8,34 @@
 //! | TEXT                         | `Text(256)` | `VarChar(256)`: TEXT is bounded at [`TEXT_LIMIT`] bytes |
 //! | BOOLEAN                      | `Bool`      | `Int` (0 or 1)            |
 //!
-//! Stored rows have no NULLs (every column holds a value; an INSERT that omits a column stores 0,
-//! `''` or false). `NULL` exists only as the result of an aggregate over no rows.
+//! **NULL.** A column declared `NOT NULL` (and every primary-key column) stores every value of its
+//! type. A nullable column reserves one stored word pattern for NULL, so rows keep their storage
+//! layout and no extra column is read or written (an update's written columns stay exact):
+//!
+//! | storage column | NULL is stored as | given up |
+//! |----------------|-------------------|----------|
+//! | `Int` (INT, BOOLEAN) | `i64::MIN` | the bigint -9223372036854775808 in a nullable column (refused, `0A000`) |
+//! | `Float`        | one NaN bit pattern ([`NULL_FLOAT_BITS`]) | nothing: SQL never makes a NaN here |
+//! | `VarChar(n)`   | the one byte `0xFF` | nothing: text is UTF-8, where a lone `0xFF` cannot occur |
+//!
+//! The reserved patterns never reach a key: primary-key columns are NOT NULL, and a NULL in an
+//! indexed column is indexed under [`crate::key::prefix`]'s `u64::MAX`, a superset entry the
+//! executor re-checks. Predicate locks stay sound: a row's tuple leaves a NULL column
+//! unconstrained ([`crate::tuples::tuple`]), and where a protocol evaluates a WHERE cover on stored
+//! rows, a NULL read as its pattern can only widen what it returns (a clause that is TRUE with a
+//! column unknown is TRUE for any value of it).
 
 use crate::error::{SqlError, SqlResult};
 use ordo::storage::{ColumnType, RowMut, RowRef};
 use std::cmp::Ordering;
 use std::fmt;
+
+/// How a nullable `Int` column stores NULL.
+pub const NULL_INT: i64 = i64::MIN;
+/// How a nullable `Float` column stores NULL: a quiet NaN with a payload arithmetic never makes.
+pub const NULL_FLOAT_BITS: u64 = 0x7ff8_0000_4e55_4c4c;
+/// How a nullable `VarChar` column stores NULL.
+pub const NULL_TEXT: &[u8] = &[0xff];
 
 /// The bound of a `TEXT` column, in bytes.
 pub const TEXT_LIMIT: u16 = 256;
@@ -116,11 +137,8 @@ impl Datum {
             ))
         };
         Ok(match (ty, self) {
-            (_, Datum::Null) => {
-                return Err(SqlError::unsupported(format!(
-                    "NULL values (column \"{column}\")"
-                )))
-            }
+            // NOT NULL is checked on the whole row (`check_row`).
+            (_, Datum::Null) => Datum::Null,
             (SqlType::Int, Datum::Int(v)) => Datum::Int(v),
             (SqlType::Int, Datum::Float(v)) => Datum::Int(v.round() as i64),
             (SqlType::Float, Datum::Int(v)) => Datum::Float(v as f64),
@@ -139,13 +157,32 @@ impl Datum {
         })
     }
 
-    /// Reads column `col` of a stored row as a value of type `ty`.
-    pub fn read(row: &RowRef<'_>, col: usize, ty: SqlType) -> Datum {
+    /// Reads column `col` of a stored row as a value of type `ty`; `nullable`: the column's NULL
+    /// pattern reads as NULL (see the module docs).
+    pub fn read(row: &RowRef<'_>, col: usize, ty: SqlType, nullable: bool) -> Datum {
         match ty {
+            SqlType::Int | SqlType::Bool if nullable && row.int(col) == NULL_INT => Datum::Null,
             SqlType::Int => Datum::Int(row.int(col)),
             SqlType::Bool => Datum::Bool(row.int(col) != 0),
+            SqlType::Float if nullable && row.float(col).to_bits() == NULL_FLOAT_BITS => {
+                Datum::Null
+            }
             SqlType::Float => Datum::Float(row.float(col)),
+            SqlType::Text(_) if nullable && row.str(col) == NULL_TEXT => Datum::Null,
             SqlType::Text(_) => Datum::Text(String::from_utf8_lossy(row.str(col)).into_owned()),
+        }
+    }
+
+    /// Writes this value (already [`coerce`](Self::coerce)d to `ty` and checked by
+    /// [`check_row`]) into column `col`, NULL as its pattern.
+    pub fn write_as(&self, row: &mut RowMut<'_>, col: usize, ty: SqlType) {
+        match (self, ty) {
+            (Datum::Null, SqlType::Int | SqlType::Bool) => row.set_int(col, NULL_INT),
+            (Datum::Null, SqlType::Float) => row.set_float(col, f64::from_bits(NULL_FLOAT_BITS)),
+            (Datum::Null, SqlType::Text(_)) => {
+                let _ = row.set_str(col, NULL_TEXT);
+            }
+            (d, _) => d.write(row, col),
         }
     }
 
@@ -162,6 +199,32 @@ impl Datum {
             Datum::Null => {}
         }
     }
+}
+
+/// Checks a whole row (values already coerced to the columns' types) before it is stored: NULL in
+/// a NOT NULL column is `23502`, as in PostgreSQL; a value a nullable column reserves for NULL is
+/// `0A000` (see the module docs).
+pub fn check_row(def: &crate::catalog::TableDef, row: &[Datum]) -> SqlResult<()> {
+    for (c, d) in def.columns.iter().zip(row) {
+        match d {
+            Datum::Null if c.not_null => return Err(SqlError::new(
+                "23502",
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    c.name, def.name
+                ),
+            )),
+            Datum::Int(NULL_INT) if !c.not_null => {
+                return Err(SqlError::unsupported(format!(
+                    "the value {NULL_INT} in nullable column \"{}\" (Ordo stores NULL as it there; \
+                     declare the column NOT NULL to store it)",
+                    c.name
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl SqlType {

@@ -363,3 +363,203 @@ fn read_only_transactions_and_abort() {
         );
     }
 }
+
+fn int(v: i64) -> Datum {
+    Datum::Int(v)
+}
+
+fn text(v: &str) -> Datum {
+    Datum::Text(v.into())
+}
+
+/// NULLs as PostgreSQL 15 stores, compares, sorts, aggregates and prints them (each expected value
+/// below is what psql printed for the same statements).
+#[test]
+fn nulls_follow_three_valued_logic() {
+    use Datum::Null;
+    for p in protocols() {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE n (k INT PRIMARY KEY, a INT, b TEXT, c BOOLEAN, d FLOAT, e INT NOT NULL)",
+        );
+        ok(&s, "CREATE INDEX n_a ON n (a)");
+        ok(&s, "INSERT INTO n (k, e) VALUES (1, 1)");
+        ok(
+            &s,
+            "INSERT INTO n VALUES (2, NULL, NULL, NULL, NULL, 2), (3, 3, 'x', true, 1.5, 3)",
+        );
+        let r = s.execute("INSERT INTO n (k) VALUES (4)");
+        let e = r.results[0].result.clone().unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "23502",
+                "null value in column \"e\" of relation \"n\" violates not-null constraint"
+            )
+        );
+        assert_eq!(
+            err(&s.execute("INSERT INTO n VALUES (NULL, 1, 'a', true, 1, 1)")),
+            "23502"
+        );
+        assert_eq!(
+            err(&s.execute("UPDATE n SET e = NULL WHERE k = 1")),
+            "23502"
+        );
+        let all = vec![
+            vec![
+                int(3),
+                int(3),
+                text("x"),
+                Datum::Bool(true),
+                Datum::Float(1.5),
+                int(3),
+            ],
+            vec![int(1), Null, Null, Null, Null, int(1)],
+            vec![int(2), Null, Null, Null, Null, int(2)],
+        ];
+        assert_eq!(rows(&s, "SELECT * FROM n ORDER BY a, k"), all, "{p}");
+        assert_eq!(
+            rows(&s, "SELECT k FROM n ORDER BY a DESC, k"),
+            vec![vec![int(1)], vec![int(2)], vec![int(3)]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT k FROM n ORDER BY a NULLS FIRST, k DESC"),
+            vec![vec![int(2)], vec![int(1)], vec![int(3)]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT k FROM n ORDER BY a DESC NULLS LAST, k"),
+            vec![vec![int(3)], vec![int(1)], vec![int(2)]]
+        );
+        // A comparison with NULL is unknown: the row is not selected, negated or not.
+        let none: Vec<Vec<Datum>> = Vec::new();
+        for w in [
+            "a = NULL",
+            "a <> 3",
+            "NOT (a = 3)",
+            "NOT c",
+            "a IN (1, NULL)",
+        ] {
+            assert_eq!(
+                rows(&s, &format!("SELECT k FROM n WHERE {w}")),
+                none,
+                "{p}: {w}"
+            );
+        }
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT k FROM n WHERE a NOT IN (1, NULL) OR a IS NULL AND k > 1"
+            ),
+            vec![vec![int(2)]]
+        );
+        for w in [
+            "c",
+            "a IN (3, NULL)",
+            "a >= 3",
+            "a BETWEEN 0 AND 5",
+            "b IS NOT NULL",
+        ] {
+            assert_eq!(
+                rows(&s, &format!("SELECT k FROM n WHERE {w}")),
+                vec![vec![int(3)]],
+                "{p}: {w}"
+            );
+        }
+        assert_eq!(
+            rows(&s, "SELECT k FROM n WHERE a IS NULL ORDER BY k"),
+            vec![vec![int(1)], vec![int(2)]]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT k, coalesce(a, k * 10, 5) AS x, COALESCE(b, 'none') FROM n ORDER BY k"
+            ),
+            vec![
+                vec![int(1), int(10), text("none")],
+                vec![int(2), int(20), text("none")],
+                vec![int(3), int(3), text("x")],
+            ]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT count(*), count(a), sum(a), min(b), max(d) FROM n"
+            ),
+            vec![vec![int(3), int(1), int(3), text("x"), Datum::Float(1.5)]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT coalesce(sum(a), 0) FROM n WHERE k > 100"),
+            vec![vec![int(0)]]
+        );
+        assert_eq!(
+            rows(&s, "SELECT a, count(*) FROM n GROUP BY a ORDER BY a"),
+            vec![vec![int(3), int(1)], vec![Null, int(2)]]
+        );
+        // Setting and clearing NULLs keeps the index right.
+        ok(&s, "UPDATE n SET a = 7, b = 'y' WHERE k = 1");
+        ok(&s, "UPDATE n SET a = NULL, c = NULL, d = NULL WHERE k = 3");
+        assert_eq!(
+            rows(&s, "SELECT k, b FROM n WHERE a > 0 ORDER BY k"),
+            vec![vec![int(1), text("y")]],
+            "{p}"
+        );
+        assert_eq!(
+            rows(&s, "SELECT k, c, d FROM n WHERE a IS NULL ORDER BY k"),
+            vec![vec![int(2), Null, Null], vec![int(3), Null, Null]],
+            "{p}"
+        );
+        ok(&s, "DELETE FROM n WHERE a IS NULL");
+        assert_eq!(rows(&s, "SELECT count(*) FROM n"), vec![vec![int(1)]]);
+    }
+    // Expressions without a table.
+    let s = session("2pl-detect");
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT 1 IN (2, NULL), 1 IN (1, NULL), NULL IN (1), 1 NOT IN (2, NULL), \
+             NULL AND false, NULL OR true, NOT NULL, NULL = NULL, 'x' || NULL, \
+             5 BETWEEN NULL AND 3, coalesce(NULL, NULL)"
+        ),
+        vec![vec![
+            Null,
+            Datum::Bool(true),
+            Null,
+            Null,
+            Datum::Bool(false),
+            Datum::Bool(true),
+            Null,
+            Null,
+            Null,
+            Datum::Bool(false),
+            Null
+        ]]
+    );
+    // NULL prints as nothing.
+    let rs = ordo_sql::exec::ResultSet {
+        columns: vec!["k".into(), "a".into(), "b".into()],
+        rows: vec![vec![int(1), Null, Null], vec![int(3), int(3), text("x")]],
+    };
+    assert_eq!(
+        ordo_sql::format::psql_table(&rs),
+        " k | a | b\n---+---+---\n 1 |   |\n 3 | 3 | x\n(2 rows)\n"
+    );
+    // A nullable bigint column reserves its smallest value for NULL; a NOT NULL one stores it.
+    ok(
+        &s,
+        "CREATE TABLE m (k INT PRIMARY KEY, a INT, z INT NOT NULL)",
+    );
+    assert_eq!(
+        err(&s.execute("INSERT INTO m VALUES (1, -9223372036854775808, 0)")),
+        "0A000"
+    );
+    ok(
+        &s,
+        "INSERT INTO m VALUES (-9223372036854775808, 1, -9223372036854775808)",
+    );
+    assert_eq!(
+        rows(&s, "SELECT k, z FROM m"),
+        vec![vec![int(i64::MIN), int(i64::MIN)]]
+    );
+    assert_eq!(err(&s.execute("CREATE TABLE v0 (a VARCHAR(0))")), "22023");
+}

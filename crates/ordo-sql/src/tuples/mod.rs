@@ -21,8 +21,10 @@
 //! tests the whole clause on every row the protocol returns. A cover whose DNF would pass
 //! [`MAX_TERMS`] terms is `TRUE` too (the naive lock manager expands it in full).
 //!
-//! A row's tuple ([`tuple`]) pins each integer column to its value; text and float columns stay
-//! unconstrained, so the lock covers every row with those integers (coarser, never finer).
+//! A row's tuple ([`tuple`]) pins each integer column to its value; text and float columns, and any
+//! column holding NULL, stay unconstrained, so the lock covers every row with those integers
+//! (coarser, never finer). A NULL never makes a WHERE clause TRUE through a comparison (SQL's
+//! three-valued logic), so neither side of a conflict test can miss a row for holding one.
 
 use crate::catalog::TableDef;
 use crate::expr::{Env, Expr, Op};
