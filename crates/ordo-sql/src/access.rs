@@ -159,6 +159,9 @@ fn same_kind(def: &TableDef, c: usize, d: &Datum) -> bool {
             | (T::Float, Datum::Float(_))
             | (T::Text(_), Datum::Text(_))
             | (T::Bool, Datum::Bool(_))
+            | (T::Date, Datum::Date(_))
+            | (T::Timestamp, Datum::Timestamp(_))
+            | (T::TimestampTz, Datum::TimestampTz(_))
     )
 }
 
@@ -166,6 +169,26 @@ fn same_kind(def: &TableDef, c: usize, d: &Datum) -> bool {
 pub fn choose<'a>(def: &'a TableDef, cond: Option<&Expr>, params: &[Datum]) -> Path<'a> {
     let Some(cond) = cond else { return Path::Full };
     let mut b = bounds(def, cond, params);
+    // A quoted literal compared with a date or timestamp column is one of its type (as the
+    // comparison itself reads it); one that does not parse bounds nothing (the comparison fails).
+    for (c, cb) in b.iter_mut().enumerate() {
+        use crate::value::SqlType as T;
+        let ty = def.columns[c].ty;
+        if !matches!(ty, T::Date | T::Timestamp | T::TimestampTz) {
+            continue;
+        }
+        let as_ty = |d: &mut Datum| {
+            if let Datum::Text(s) = d {
+                if let Ok(v) = Datum::Text(s.clone()).cast(ty) {
+                    *d = v;
+                }
+            }
+        };
+        cb.eq.iter_mut().for_each(as_ty);
+        cb.list.iter_mut().flatten().for_each(as_ty);
+        cb.lo.iter_mut().for_each(|(d, _)| as_ty(d));
+        cb.hi.iter_mut().for_each(|(d, _)| as_ty(d));
+    }
     // Keep only values whose key order is the column's value order.
     for (c, cb) in b.iter_mut().enumerate() {
         if cb.eq.as_ref().is_some_and(|v| !same_kind(def, c, v)) {

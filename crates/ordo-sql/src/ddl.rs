@@ -9,7 +9,7 @@ use sqlparser::ast::{self, DataType as D};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-fn sql_type(t: &D) -> SqlResult<SqlType> {
+pub(crate) fn sql_type(t: &D) -> SqlResult<SqlType> {
     let len = |l: &Option<ast::CharacterLength>| match l {
         Some(ast::CharacterLength::IntegerLength { length, .. }) => u16::try_from(*length)
             .map_err(|_| SqlError::unsupported(format!("{t}: longer than 65535"))),
@@ -41,6 +41,13 @@ fn sql_type(t: &D) -> SqlResult<SqlType> {
             n => SqlType::Text(n),
         },
         D::Bool | D::Boolean => SqlType::Bool,
+        D::Date => SqlType::Date,
+        D::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+            SqlType::Timestamp
+        }
+        D::Timestamp(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            SqlType::TimestampTz
+        }
         other => return Err(SqlError::unsupported(format!("type {other}"))),
     })
 }

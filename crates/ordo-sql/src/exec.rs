@@ -38,6 +38,9 @@ fn ser_rows<S: serde::Serializer>(rows: &[Vec<Datum>], s: S) -> Result<S::Ok, S:
                 Datum::Float(v) => (*v).into(),
                 Datum::Text(t) => t.clone().into(),
                 Datum::Bool(b) => (*b).into(),
+                d @ (Datum::Date(_) | Datum::Timestamp(_) | Datum::TimestampTz(_)) => {
+                    d.to_string().into()
+                }
             })
             .collect();
         seq.serialize_element(&v)?;
@@ -339,7 +342,39 @@ fn output_name(e: &ast::Expr) -> String {
         ast::Expr::CompoundIdentifier(ids) => ids.last().map(expr::column_name).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.to_string().to_lowercase(),
         ast::Expr::Nested(x) => output_name(x),
+        // PostgreSQL names a cast column after the type (`'…'::date` is `date`).
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match output_name(expr).as_str() {
+            "?column?" => type_column_name(data_type),
+            n => n.to_string(),
+        },
+        ast::Expr::TypedString(ts) => type_column_name(&ts.data_type),
         _ => "?column?".into(),
+    }
+}
+
+/// PostgreSQL's internal name of a type, which names a cast's output column.
+fn type_column_name(t: &ast::DataType) -> String {
+    match crate::ddl::sql_type(t) {
+        Ok(crate::value::SqlType::Int) => match t {
+            ast::DataType::BigInt(_) | ast::DataType::Int8(_) => "int8",
+            ast::DataType::SmallInt(_) => "int2",
+            _ => "int4",
+        }
+        .into(),
+        Ok(crate::value::SqlType::Float) => "float8".into(),
+        Ok(crate::value::SqlType::Bool) => "bool".into(),
+        Ok(crate::value::SqlType::Date) => "date".into(),
+        Ok(crate::value::SqlType::Timestamp) => "timestamp".into(),
+        Ok(crate::value::SqlType::TimestampTz) => "timestamptz".into(),
+        Ok(crate::value::SqlType::Text(_)) => match t {
+            ast::DataType::Text => "text",
+            ast::DataType::Char(_) | ast::DataType::Character(_) => "bpchar",
+            _ => "varchar",
+        }
+        .into(),
+        Err(_) => "?column?".into(),
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::catalog::TableDef;
 use crate::error::{SqlError, SqlResult};
-use crate::value::Datum;
+use crate::value::{Datum, SqlType};
 use sqlparser::ast::{self, BinaryOperator as B, UnaryOperator as U};
 use std::cmp::Ordering;
 
@@ -69,6 +69,8 @@ pub enum Expr {
         negated: bool,
     },
     IsNull(Box<Expr>, bool),
+    /// `CAST(x AS t)`, `x::t`.
+    Cast(Box<Expr>, SqlType),
     /// `COALESCE(a, b, …)`: the first argument that is not NULL, evaluated left to right only as far
     /// as needed (as PostgreSQL does).
     Coalesce(Vec<Expr>),
@@ -220,6 +222,27 @@ pub fn compile(e: &ast::Expr, scope: &mut Scope<'_>) -> SqlResult<Expr> {
             negated: *negated,
         },
         E::IsNull(x) => Expr::IsNull(Box::new(compile(x, scope)?), false),
+        E::Cast {
+            expr,
+            data_type,
+            format: None,
+            kind: ast::CastKind::Cast | ast::CastKind::DoubleColon,
+        } => {
+            let ty = crate::ddl::sql_type(data_type)?;
+            match compile(expr, scope)? {
+                // A literal is cast once, here.
+                Expr::Const(d) => Expr::Const(d.cast(ty)?),
+                x => Expr::Cast(Box::new(x), ty),
+            }
+        }
+        // `DATE '2024-01-02'`, `TIMESTAMP '…'`.
+        E::TypedString(ts) => {
+            let ty = crate::ddl::sql_type(&ts.data_type)?;
+            match &ts.value.value {
+                ast::Value::SingleQuotedString(s) => Expr::Const(Datum::Text(s.clone()).cast(ty)?),
+                other => return Err(SqlError::unsupported(format!("literal {other}"))),
+            }
+        }
         E::IsNotNull(x) => Expr::IsNull(Box::new(compile(x, scope)?), true),
         E::Function(f) if object_name(&f.name).is_ok_and(|n| n == "coalesce") => {
             Expr::Coalesce(function_args(f, "coalesce", scope)?)
@@ -375,6 +398,7 @@ impl Expr {
                     None => Datum::Null,
                 }
             }
+            Expr::Cast(x, ty) => x.eval(env)?.cast(*ty)?,
             Expr::Coalesce(args) => {
                 for a in args {
                     let v = a.eval(env)?;
@@ -402,7 +426,7 @@ impl Expr {
         match self {
             Expr::Col(_) | Expr::Agg(_) => false,
             Expr::Const(_) | Expr::Param(_) => true,
-            Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) => x.is_row_free(),
+            Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.is_row_free(),
             Expr::Bin(_, a, b) => a.is_row_free() && b.is_row_free(),
             Expr::Between { e, lo, hi, .. } => {
                 e.is_row_free() && lo.is_row_free() && hi.is_row_free()
@@ -430,6 +454,15 @@ fn not_bool(ctx: &str, d: &Datum) -> SqlError {
         "argument of {ctx} must be type boolean, not type {}",
         d.type_name()
     ))
+}
+
+/// A date from arithmetic, within the years Ordo's dates reach.
+fn date(days: Option<i64>) -> SqlResult<Datum> {
+    const LIMIT: i64 = 300_000 * 366;
+    match days {
+        Some(d) if (-LIMIT..=LIMIT).contains(&d) => Ok(Datum::Date(d)),
+        _ => Err(SqlError::new("22008", "date out of range")),
+    }
 }
 
 fn overflow() -> SqlError {
@@ -481,6 +514,12 @@ fn binary(op: Op, a: &Expr, b: &Expr, env: &Env<'_>) -> SqlResult<Datum> {
 fn arith(op: Op, x: Datum, y: Datum) -> SqlResult<Datum> {
     let div0 = || SqlError::new("22012", "division by zero");
     match (x, y) {
+        // date ± integer is a date; date - date is their distance in days.
+        (Datum::Date(d), Datum::Int(n)) | (Datum::Int(n), Datum::Date(d)) if op == Op::Add => {
+            date(d.checked_add(n))
+        }
+        (Datum::Date(d), Datum::Int(n)) if op == Op::Sub => date(d.checked_sub(n)),
+        (Datum::Date(a), Datum::Date(b)) if op == Op::Sub => Ok(Datum::Int(a - b)),
         (Datum::Int(a), Datum::Int(b)) => Ok(Datum::Int(match op {
             Op::Add => a.checked_add(b).ok_or_else(overflow)?,
             Op::Sub => a.checked_sub(b).ok_or_else(overflow)?,

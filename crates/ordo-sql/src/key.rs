@@ -48,7 +48,7 @@ fn text8(s: &[u8]) -> u64 {
 /// An order-preserving, possibly lossy key of one value (for secondary indexes and range bounds).
 pub fn prefix(d: &Datum) -> u64 {
     match d {
-        Datum::Int(v) => int(*v),
+        Datum::Int(v) | Datum::Date(v) | Datum::Timestamp(v) | Datum::TimestampTz(v) => int(*v),
         Datum::Bool(b) => int(*b as i64),
         Datum::Float(v) => float(*v),
         Datum::Text(s) => text8(s.as_bytes()),

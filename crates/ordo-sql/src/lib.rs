@@ -13,6 +13,7 @@
 //! | module        | what it does                                                              |
 //! |---------------|---------------------------------------------------------------------------|
 //! | [`value`]     | SQL types and values, and how they sit in 64-bit-word rows                 |
+//! | [`datetime`]  | DATE / TIMESTAMP / TIMESTAMPTZ: ISO input, civil calendar, psql's output    |
 //! | [`key`]       | order-preserving encodings of values into `u64` keys                       |
 //! | [`catalog`]   | SQL tables, primary keys and indexes → storage tables                      |
 //! | [`ddl`]       | CREATE TABLE / CREATE INDEX / DROP → the next catalog                      |
@@ -37,6 +38,7 @@
 //! ```
 pub mod access;
 pub mod catalog;
+pub mod datetime;
 pub mod ddl;
 pub mod engine;
 pub mod error;

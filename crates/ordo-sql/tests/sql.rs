@@ -563,3 +563,162 @@ fn nulls_follow_three_valued_logic() {
     );
     assert_eq!(err(&s.execute("CREATE TABLE v0 (a VARCHAR(0))")), "22023");
 }
+
+/// DATE, TIMESTAMP and TIMESTAMPTZ as PostgreSQL 15 reads, compares, sorts and prints them with the
+/// session in UTC (each expected text below is what psql printed).
+#[test]
+fn dates_and_timestamps_follow_postgres() {
+    let shown = |s: &Session, sql: &str| -> Vec<Vec<String>> {
+        rows(s, sql)
+            .iter()
+            .map(|r| r.iter().map(Datum::to_string).collect())
+            .collect()
+    };
+    let s = session("2pl-detect");
+    let r = s.execute(
+        "SELECT '2024-01-02'::date, DATE '2024-01-02', '2024-01-02 03:04:05'::timestamp, \
+         '2024-01-02 03:04:05.120'::timestamp, '2024-01-02T03:04:05+02'::timestamptz, \
+         '2024-01-02 03:04:05+00'::timestamptz, '2024-01-02 03:04:05+05:30'::timestamp, \
+         '2024-01-02 03:04:05'::date, '2024-01-02'::timestamp, '0001-01-01'::date - 1, \
+         '2024-03-01'::date - '2024-02-01'::date, '2024-02-28'::date + 1, \
+         cast('2024-01-02 1:2:3' as timestamp with time zone), \
+         '2024-01-02'::date < '2024-01-02 00:00:01'::timestamp, timestamptz '2024-01-02 03:04:05'",
+    );
+    let Ok(Output::Rows(rs)) = &r.results[0].result else {
+        panic!("{:?}", r.results)
+    };
+    assert_eq!(
+        rs.columns,
+        [
+            "date",
+            "date",
+            "timestamp",
+            "timestamp",
+            "timestamptz",
+            "timestamptz",
+            "timestamp",
+            "date",
+            "timestamp",
+            "?column?",
+            "?column?",
+            "?column?",
+            "timestamptz",
+            "?column?",
+            "timestamptz"
+        ]
+    );
+    let cells: Vec<String> = rs.rows[0].iter().map(Datum::to_string).collect();
+    assert_eq!(
+        cells,
+        [
+            "2024-01-02",
+            "2024-01-02",
+            "2024-01-02 03:04:05",
+            "2024-01-02 03:04:05.12",
+            "2024-01-02 01:04:05+00",
+            "2024-01-02 03:04:05+00",
+            "2024-01-02 03:04:05",
+            "2024-01-02",
+            "2024-01-02 00:00:00",
+            "0001-12-31 BC",
+            "29",
+            "2024-02-29",
+            "2024-01-02 01:02:03+00",
+            "t",
+            "2024-01-02 03:04:05+00"
+        ]
+    );
+    for (sql, code) in [
+        ("SELECT '2024-02-30'::date", "22008"),
+        ("SELECT 'abc'::date", "22007"),
+        ("SELECT '2024-13-01'::date", "22008"),
+        ("SELECT '2024-01-02 25:00:00'::timestamp", "22008"),
+        ("SELECT ''::date", "22007"),
+        ("SELECT 1::date", "42846"),
+    ] {
+        assert_eq!(err(&s.execute(sql)), code, "{sql}");
+    }
+    for p in protocols() {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE dd (d DATE PRIMARY KEY, t TIMESTAMP, z TIMESTAMP WITH TIME ZONE, w timestamptz)",
+        );
+        ok(&s, "CREATE INDEX dd_t ON dd (t)");
+        ok(
+            &s,
+            "INSERT INTO dd VALUES ('2024-01-02', '2024-01-02 03:04:05', '2024-01-02 03:04:05+00', NULL), \
+             ('2023-12-31', '2023-12-31 23:59:59.5', '2024-01-01 01:00:00+02', '2024-01-01'), \
+             (DATE '1999-03-04', '1999-03-04 00:00', '1999-03-04 00:00Z', NULL)",
+        );
+        assert_eq!(
+            err(&s.execute("INSERT INTO dd VALUES ('2024-02-30', NULL, NULL, NULL)")),
+            "22008"
+        );
+        assert_eq!(
+            err(&s.execute("INSERT INTO dd VALUES (5, NULL, NULL, NULL)")),
+            "42804"
+        );
+        assert_eq!(err(&s.execute("SELECT d = 5 FROM dd")), "42883");
+        assert_eq!(
+            err(&s.execute("INSERT INTO dd VALUES ('2024-01-02', NULL, NULL, NULL)")),
+            "23505"
+        );
+        assert_eq!(
+            shown(
+                &s,
+                "SELECT * FROM dd WHERE d = '2024-01-02' AND t > '2024-01-01' AND z <= '2024-01-03'"
+            ),
+            vec![vec![
+                "2024-01-02",
+                "2024-01-02 03:04:05",
+                "2024-01-02 03:04:05+00",
+                ""
+            ]],
+            "{p}"
+        );
+        assert_eq!(
+            shown(&s, "SELECT d, z FROM dd ORDER BY d"),
+            vec![
+                vec!["1999-03-04", "1999-03-04 00:00:00+00"],
+                vec!["2023-12-31", "2023-12-31 23:00:00+00"],
+                vec!["2024-01-02", "2024-01-02 03:04:05+00"],
+            ],
+            "{p}"
+        );
+        // Key ranges and index ranges over dates and timestamps.
+        assert_eq!(
+            shown(
+                &s,
+                "SELECT d FROM dd WHERE d >= '2000-01-01' ORDER BY d DESC"
+            ),
+            vec![vec!["2024-01-02"], vec!["2023-12-31"]],
+            "{p}"
+        );
+        assert_eq!(
+            shown(
+                &s,
+                "SELECT t FROM dd WHERE t BETWEEN '1999-03-04' AND '2023-12-31 23:59:59.5' ORDER BY t"
+            ),
+            vec![vec!["1999-03-04 00:00:00"], vec!["2023-12-31 23:59:59.5"]],
+            "{p}"
+        );
+        assert_eq!(
+            shown(&s, "SELECT max(t), min(z), count(w) FROM dd"),
+            vec![vec!["2024-01-02 03:04:05", "1999-03-04 00:00:00+00", "1"]]
+        );
+        ok(
+            &s,
+            "UPDATE dd SET t = '2030-06-07 08:09:10' WHERE d = '1999-03-04'",
+        );
+        assert_eq!(
+            shown(&s, "SELECT d FROM dd WHERE t > '2025-01-01'"),
+            vec![vec!["1999-03-04"]],
+            "{p}"
+        );
+        assert_eq!(
+            err(&s.execute("SELECT d FROM dd WHERE t > 'tomorrow-ish'")),
+            "22007"
+        );
+    }
+}
