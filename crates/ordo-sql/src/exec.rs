@@ -194,9 +194,31 @@ fn insert<T: Tx>(
             })
             .collect::<SqlResult<_>>()?
     };
-    let values = match ins.source.as_deref().map(|q| &*q.body) {
-        Some(ast::SetExpr::Values(v)) => &v.rows,
-        _ => return Err(SqlError::unsupported("INSERT without VALUES")),
+    let values = match ins.source.as_deref() {
+        Some(q) => match &*q.body {
+            ast::SetExpr::Values(v) => &v.rows,
+            // INSERT … SELECT: the query reads through the protocol in this transaction.
+            _ => {
+                let rs = select(tx, cat, q, params)?;
+                let mut n = 0;
+                for r in rs.rows {
+                    // Fewer columns than targets leave the rest NULL, as in PostgreSQL.
+                    if r.len() > targets.len() {
+                        return Err(SqlError::syntax(
+                            "INSERT has more expressions than target columns",
+                        ));
+                    }
+                    let mut row: Vec<Datum> = def.columns.iter().map(|_| Datum::Null).collect();
+                    for (v, &c) in r.into_iter().zip(&targets) {
+                        row[c] = v.coerce(def.columns[c].ty, &def.columns[c].name)?;
+                    }
+                    insert_row(tx, def, row)?;
+                    n += 1;
+                }
+                return Ok(Output::Command(format!("INSERT 0 {n}")));
+            }
+        },
+        None => return Err(SqlError::unsupported("INSERT without VALUES or a query")),
     };
     let mut n = 0;
     for tuple in values {
@@ -335,6 +357,130 @@ fn delete<T: Tx>(
     Ok(Output::Command(format!("DELETE {}", rows.len())))
 }
 
+/// Most rows a `generate_series` may make (they are held in memory).
+pub const SERIES_MAX: i64 = 1_000_000;
+
+/// `FROM generate_series(a, b [, step]) [AS] g[(c)]`, or `SELECT generate_series(a, b [, step])`
+/// with no FROM: a one-column integer table (named `g`, column `c`, both `generate_series` if
+/// unnamed), its rows, and whether it came from the select list. The series reads no storage.
+fn generate_series(
+    s: &ast::Select,
+    params: &[Datum],
+) -> SqlResult<Option<(TableDef, Vec<Row>, bool)>> {
+    let is_series =
+        |n: &ast::ObjectName| expr::object_name(n).is_ok_and(|n| n == "generate_series");
+    let (args, name, column, in_list): (Vec<&ast::Expr>, String, String, bool) =
+        match (s.from.as_slice(), s.projection.as_slice()) {
+            ([t], _) if t.joins.is_empty() => match &t.relation {
+                ast::TableFactor::Table {
+                    name,
+                    args: Some(a),
+                    alias,
+                    ..
+                } if is_series(name) => {
+                    let args = a
+                        .args
+                        .iter()
+                        .map(|x| match x {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                            _ => Err(SqlError::unsupported("arguments of generate_series()")),
+                        })
+                        .collect::<SqlResult<_>>()?;
+                    let t = alias
+                        .as_ref()
+                        .map_or("generate_series".into(), |a| expr::column_name(&a.name));
+                    let c = alias
+                        .as_ref()
+                        .and_then(|a| a.columns.first())
+                        .map_or(t.clone(), |c| expr::column_name(&c.name));
+                    (args, t, c, false)
+                }
+                _ => return Ok(None),
+            },
+            ([], [item]) => {
+                let (e, alias) = match item {
+                    ast::SelectItem::UnnamedExpr(e) => (e, None),
+                    ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias)),
+                    _ => return Ok(None),
+                };
+                let ast::Expr::Function(f) = e else {
+                    return Ok(None);
+                };
+                if !is_series(&f.name) {
+                    return Ok(None);
+                }
+                let ast::FunctionArguments::List(l) = &f.args else {
+                    return Err(SqlError::unsupported("this form of generate_series()"));
+                };
+                let args = l
+                    .args
+                    .iter()
+                    .map(|x| match x {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                        _ => Err(SqlError::unsupported("arguments of generate_series()")),
+                    })
+                    .collect::<SqlResult<_>>()?;
+                let c = alias.map_or("generate_series".into(), expr::column_name);
+                (args, "generate_series".into(), c, true)
+            }
+            _ => return Ok(None),
+        };
+    let vals: Vec<i64> = args
+        .iter()
+        .map(|e| {
+            match expr::compile(e, &mut Scope::plain(None))?.eval(&Env {
+                row: &[],
+                params,
+                aggs: &[],
+            })? {
+                Datum::Int(v) => Ok(v),
+                d => Err(SqlError::unsupported(format!(
+                    "generate_series over {}",
+                    d.type_name()
+                ))),
+            }
+        })
+        .collect::<SqlResult<_>>()?;
+    let (lo, hi, step) = match vals[..] {
+        [a, b] => (a, b, 1),
+        [a, b, c] => (a, b, c),
+        _ => {
+            return Err(SqlError::unsupported(
+                "generate_series() without 2 or 3 arguments",
+            ))
+        }
+    };
+    if step == 0 {
+        return Err(SqlError::new("22023", "step size cannot equal zero"));
+    }
+    let count = if (step > 0 && lo > hi) || (step < 0 && lo < hi) {
+        0
+    } else {
+        (i128::from(hi) - i128::from(lo)) / i128::from(step) + 1
+    };
+    if count > i128::from(SERIES_MAX) {
+        return Err(SqlError::unsupported(format!(
+            "generate_series of more than {SERIES_MAX} rows"
+        )));
+    }
+    let rows = (0..count as i64)
+        .map(|i| (i as u64, vec![Datum::Int(lo + i * step)]))
+        .collect();
+    let def = TableDef {
+        name,
+        columns: vec![crate::catalog::ColumnDef {
+            name: column,
+            ty: crate::value::SqlType::Int,
+            not_null: true,
+        }],
+        primary_key: Vec::new(),
+        indexes: Vec::new(),
+        storage: 0,
+        next_row_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
+    };
+    Ok(Some((def, rows, in_list)))
+}
+
 /// PostgreSQL's name for an unaliased output column.
 fn output_name(e: &ast::Expr) -> String {
     match e {
@@ -466,11 +612,27 @@ fn select<T: Tx>(
     if q.with.is_some() || s.distinct.is_some() || s.having.is_some() || q.fetch.is_some() {
         return Err(SqlError::unsupported("WITH, DISTINCT, HAVING or FETCH"));
     }
-    let def = from_single(&s.from)?.map(|n| table(cat, n)).transpose()?;
+    let (series_def, series, in_list) = match generate_series(s, params)? {
+        Some((d, rows, in_list)) => (Some(d), Some(rows), in_list),
+        None => (None, None, false),
+    };
+    let def = match &series_def {
+        Some(d) => Some(d),
+        None => from_single(&s.from)?.map(|n| table(cat, n)).transpose()?,
+    };
     let mut aggs = Vec::new();
     let mut names = Vec::new();
     let mut items = Vec::new();
-    for item in &s.projection {
+    // `SELECT generate_series(a, b)`: the series is the source, its one column the output.
+    let projection: &[ast::SelectItem] = match &series_def {
+        Some(d) if in_list => {
+            names.push(d.columns[0].name.clone());
+            items.push(Expr::Col(0));
+            &[]
+        }
+        _ => &s.projection,
+    };
+    for item in projection {
         let mut scope = Scope {
             table: def,
             aggs: Some(&mut aggs),
@@ -553,9 +715,29 @@ fn select<T: Tx>(
             .map(|e| expr::compile(e, &mut Scope::plain(None)))
             .transpose()?,
     };
-    let rows: Vec<Row> = match def {
-        Some(d) => matching(tx, d, cond.as_ref(), params)?,
-        None => {
+    let rows: Vec<Row> = match (def, series) {
+        (Some(_), Some(series)) => {
+            if !q.locks.is_empty() {
+                return Err(SqlError::unsupported("FOR UPDATE of generate_series"));
+            }
+            let mut out = Vec::new();
+            for (k, r) in series {
+                let keep = match &cond {
+                    Some(c) => c.test(&Env {
+                        row: &r,
+                        params,
+                        aggs: &[],
+                    })?,
+                    None => true,
+                };
+                if keep {
+                    out.push((k, r));
+                }
+            }
+            out
+        }
+        (Some(d), None) => matching(tx, d, cond.as_ref(), params)?,
+        (None, _) => {
             let keep = match &cond {
                 Some(c) => c.test(&Env {
                     row: &[],

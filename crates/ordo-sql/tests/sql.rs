@@ -722,3 +722,65 @@ fn dates_and_timestamps_follow_postgres() {
         );
     }
 }
+
+/// `INSERT … SELECT` and `generate_series`, as PostgreSQL 15 (the expected rows and SQLSTATEs are
+/// what psql printed for the same statements).
+#[test]
+fn insert_select_and_generate_series() {
+    use Datum::Null;
+    for p in protocols() {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE a (k INT PRIMARY KEY, v INT); CREATE TABLE b (k INT PRIMARY KEY, v INT, w TEXT)",
+        );
+        let r = s.execute(
+            "INSERT INTO a SELECT generate_series(1, 3); \
+             INSERT INTO a (k, v) SELECT g, g * 10 FROM generate_series(4, 10, 3) g; \
+             INSERT INTO b SELECT k, v FROM a WHERE v IS NOT NULL; \
+             INSERT INTO b (k) SELECT 100 WHERE false",
+        );
+        assert_eq!(
+            tags(&r),
+            ["INSERT 0 3", "INSERT 0 3", "INSERT 0 3", "INSERT 0 0"],
+            "{p}"
+        );
+        assert_eq!(
+            rows(&s, "SELECT * FROM b ORDER BY k"),
+            vec![
+                vec![int(4), int(40), Null],
+                vec![int(7), int(70), Null],
+                vec![int(10), int(100), Null]
+            ],
+            "{p}"
+        );
+        assert_eq!(
+            rows(&s, "SELECT k, v FROM a WHERE k < 4 ORDER BY k"),
+            vec![vec![int(1), Null], vec![int(2), Null], vec![int(3), Null]],
+            "{p}"
+        );
+        assert_eq!(err(&s.execute("INSERT INTO b SELECT k FROM a")), "23505");
+        assert_eq!(err(&s.execute("INSERT INTO a SELECT 1, 2, 3")), "42601");
+    }
+    let s = session("2pl-detect");
+    assert_eq!(
+        rows(&s, "SELECT generate_series(5, 1, -2) AS x"),
+        vec![vec![int(5)], vec![int(3)], vec![int(1)]]
+    );
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT sum(n) FROM generate_series(1, 100) AS s(n) WHERE n % 2 = 0"
+        ),
+        vec![vec![int(2550)]]
+    );
+    assert_eq!(err(&s.execute("SELECT generate_series(1, 2, 0)")), "22023");
+    assert_eq!(
+        err(&s.execute("SELECT generate_series(1, 9999999999)")),
+        "0A000"
+    );
+    assert_eq!(
+        err(&s.execute("SELECT generate_series(1, 2), 'x'")),
+        "0A000"
+    );
+}
