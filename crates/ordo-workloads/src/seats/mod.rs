@@ -44,7 +44,7 @@
 //! ([`ordo::txn::Tx::update_described`]), so they wait for a search only when the search names their
 //! flight; every other protocol protects the search as a scan of the whole `flight` table.
 //! FindOpenSeats names the flight's reservations by `r_f_id = ?`, which the key's packing makes a
-//! key range (`r_f_id << 8 ..= r_f_id << 8 | 255`): a scan every protocol protects as a range, DIBS
+//! key range (`r_f_id << 8 | 0 ..= r_f_id << 8 | 149`): a scan every protocol protects as a range, DIBS
 //! as the predicate `key BETWEEN`. The lookups by `c_id_str` and by frequent-flyer number are
 //! predicates `c_id_str = ?`, `ff_c_id_str = ?` on their index tables: point reads, of tables no
 //! transaction writes, so no protocol locks them.

@@ -9,7 +9,7 @@
 //! |-------------------|---------------------------------------------------------------------------------------|
 //! | DeleteReservation | 0 `c_id_str` or ff number → `c_id` (by `c_id`: skipped) · 1 read `reservation_by_customer[c, f]` (none: roll back), `customer[c]`, `flight[f]` · 2 read `reservation[f, seat]` · 3 delete it and its index entry, `f_seats_left + 1` (described), refund the customer, `c_iattr10 − 1`, `ff_iattr10 − 1` of the flight's airline |
 //! | FindFlights       | 0 scan `airport_distance[depart, *]`, keep `d_distance ≤ ?` (no distance: skipped) · 1 `flight WHERE f_depart_ap_id = ? AND f_depart_time BETWEEN ? AND ? AND f_arrive_ap_id IN (…)`, each with its airline, airports and countries |
-//! | FindOpenSeats     | 0 read `flight[f]`, scan `reservation[f, 0..=255]`: the seat map, each open seat's price |
+//! | FindOpenSeats     | 0 read `flight[f]`, scan `reservation[f, 0..150]`: the seat map, each open seat's price |
 //! | NewReservation    | 0 read `flight[f]` (sold out: roll back) and its airline · 1 read `reservation[f, seat]` (taken: roll back), `reservation_by_customer[c, f]` (present: roll back), `customer[c]` · 2 insert the reservation and its index entry, `f_seats_left − 1` (described), `c_iattr10 + 1`, `ff_iattr10 + 1` |
 //! | UpdateCustomer    | 0 `c_id_str` → `c_id` (by `c_id`: skipped) · 1 read `customer[c]`, its base airport and country, scan its `frequent_flyer` rows (25%) · 2 set `c_iattr00`, `c_iattr01` and the frequent-flyer rows' `ff_iattr00`, `ff_iattr01` |
 //! | UpdateReservation | 0 read `reservation[f, new seat]` (taken: roll back), `reservation_by_customer[c, f]` (none: roll back) · 1 read `reservation[f, old seat]` · 2 move it: delete, insert at the new seat with `r_iattr0x` set, repoint the index |
@@ -25,7 +25,7 @@ use super::{
     F_DEPART_AP_ID, F_DEPART_TIME, F_SEATS_LEFT, F_SEATS_TOTAL, F_STATUS, RC_SEAT, RESERVATION,
     RESERVATION_BY_CUSTOMER, R_C_ID, R_F_ID, R_IATTR00, R_ID, R_PRICE, R_SEAT, SEATS_PER_FLIGHT,
 };
-use crate::seats::COUNTRY;
+use crate::seats::{AIRLINES, COUNTRY};
 use ordo::storage::ColumnSet;
 use ordo::txn::predicate::{Expr, Predicate};
 use ordo::txn::{Abort, Access, Program, Tx, TxResult};
@@ -114,9 +114,15 @@ fn reference(table: ordo::storage::TableId) -> Access {
     Access::scan(table, 0, u64::MAX, ColumnSet::ALL)
 }
 
-/// The first and last keys of flight `f`'s reservations.
+/// The first and last keys of flight `f`'s reservations (seats 0..150: a predicate lock manager
+/// that files a narrow key range under each of its values files it under 150, not 256).
 fn seat_range(f: u64) -> (u64, u64) {
-    (res_key(f, 0), res_key(f, 0xFF))
+    (res_key(f, 0), res_key(f, SEATS_PER_FLIGHT - 1))
+}
+
+/// The first and last keys of customer `c`'s frequent-flyer rows (airlines 1..=20).
+fn ff_range(c: u64) -> (u64, u64) {
+    (ff_key(c, 1), ff_key(c, AIRLINES))
 }
 
 /// One SEATS transaction: type, parameters, and what earlier pieces found.
@@ -392,12 +398,8 @@ impl Program for SeatsTxn {
                     reference(COUNTRY),
                 ]);
                 if self.update_ff {
-                    out.push(Access::scan(
-                        FREQUENT_FLYER,
-                        ff_key(c, 0),
-                        ff_key(c, 0xFF),
-                        ColumnSet::NONE,
-                    ));
+                    let (lo, hi) = ff_range(c);
+                    out.push(Access::scan(FREQUENT_FLYER, lo, hi, ColumnSet::NONE));
                 }
             }
             (UpdateCustomer, _) => {
@@ -687,16 +689,11 @@ impl Program for SeatsTxn {
                 }
                 if self.update_ff {
                     let keys = &mut self.ff_keys;
-                    tx.scan(
-                        FREQUENT_FLYER,
-                        ff_key(c, 0),
-                        ff_key(c, 0xFF),
-                        ColumnSet::NONE,
-                        |k, _| {
-                            keys.push(k);
-                            true
-                        },
-                    )?;
+                    let (lo, hi) = ff_range(c);
+                    tx.scan(FREQUENT_FLYER, lo, hi, ColumnSet::NONE, |k, _| {
+                        keys.push(k);
+                        true
+                    })?;
                 }
             }
             (UpdateCustomer, _) => {
