@@ -310,7 +310,8 @@ fn every_transaction_stays_within_its_declarations() {
 
 #[test]
 fn the_check_catches_lost_updates_and_double_bookings() {
-    let corrupt: [(&str, fn(&Database<()>)); 6] = [
+    type Corruption = (&'static str, fn(&Database<()>));
+    let corrupt: [Corruption; 6] = [
         ("f_seats_left is", |db| {
             let left = seats_left(db, 3);
             inspect::set_int(db, FLIGHT, 3, F_SEATS_LEFT, left + 1);
