@@ -3,6 +3,7 @@
 //!
 //! Every statement reads through an access path ([`crate::access`]) and writes through the
 //! protocol's [`Tx`], maintaining secondary indexes ([`crate::index`]) in the same transaction.
+//! Subqueries are queries of the same transaction, run once per statement while it compiles.
 
 use crate::access::{self, Row};
 use crate::catalog::{Catalog, TableDef};
@@ -98,6 +99,7 @@ pub fn execute<T: Tx>(
                 .ok_or_else(|| SqlError::syntax("UPDATE needs a table"))?;
             update(
                 tx,
+                cat,
                 table(cat, name)?,
                 assignments,
                 selection.as_ref(),
@@ -110,7 +112,7 @@ pub fn execute<T: Tx>(
             };
             let name =
                 from_single(from)?.ok_or_else(|| SqlError::syntax("DELETE needs a table"))?;
-            delete(tx, table(cat, name)?, d.selection.as_ref(), params)
+            delete(tx, cat, table(cat, name)?, d.selection.as_ref(), params)
         }
         other => Err(SqlError::unsupported(format!(
             "statement {}",
@@ -139,9 +141,43 @@ pub fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
-fn where_clause(def: &TableDef, sel: Option<&ast::Expr>) -> SqlResult<Option<Expr>> {
-    sel.map(|e| expr::compile(e, &mut Scope::plain(Some(def))))
+fn where_clause<'a>(
+    def: &'a TableDef,
+    sel: Option<&ast::Expr>,
+    sub: &'a mut expr::Subqueries<'a>,
+) -> SqlResult<Option<Expr>> {
+    sel.map(|e| expr::compile(e, &mut Scope::with_sub(Some(def), sub)))
         .transpose()
+}
+
+/// Runs a subquery of a statement whose FROM is `outer`: through the protocol, in the statement's
+/// transaction. Only uncorrelated subqueries run: one that names a column of the outer query's row
+/// is refused (`0A000`) rather than reported as an unknown column.
+fn subquery<T: Tx>(
+    tx: &mut T,
+    cat: &Catalog,
+    q: &ast::Query,
+    params: &[Datum],
+    outer: Option<&TableDef>,
+) -> SqlResult<(usize, Vec<Vec<Datum>>)> {
+    match select(tx, cat, q, params) {
+        Ok(rs) => Ok((rs.columns.len(), rs.rows)),
+        Err(e) if outer.is_some_and(|o| names_outer(&e, o)) => Err(SqlError::unsupported(
+            "correlated subqueries (a subquery naming a column of the outer query)",
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `e` is an unknown column or table that `outer` knows: a subquery's reference to the
+/// outer query's row.
+fn names_outer(e: &SqlError, outer: &TableDef) -> bool {
+    let quoted = e.message.split('"').nth(1).unwrap_or_default();
+    match e.code {
+        "42703" => outer.column(quoted).is_some(),
+        "42P01" => e.message.starts_with("missing FROM-clause") && quoted == outer.name,
+        _ => false,
+    }
 }
 
 /// The candidate rows of `def` that satisfy `cond`.
@@ -230,7 +266,8 @@ fn insert<T: Tx>(
         // An omitted column is NULL (no column has a DEFAULT).
         let mut row: Vec<Datum> = def.columns.iter().map(|_| Datum::Null).collect();
         for (e, &c) in tuple.iter().zip(&targets) {
-            let x = expr::compile(e, &mut Scope::plain(None))?;
+            let mut sub = |q: &ast::Query| subquery(tx, cat, q, params, None);
+            let x = expr::compile(e, &mut Scope::with_sub(None, &mut sub))?;
             let v = x.eval(&Env {
                 row: &[],
                 params,
@@ -288,12 +325,14 @@ fn insert_row<T: Tx>(tx: &mut T, def: &TableDef, row: Vec<Datum>) -> SqlResult<(
 
 fn update<T: Tx>(
     tx: &mut T,
+    cat: &Catalog,
     def: &TableDef,
     assignments: &[ast::Assignment],
     sel: Option<&ast::Expr>,
     params: &[Datum],
 ) -> SqlResult<Output> {
     let mut sets = Vec::new();
+    let mut sub = |q: &ast::Query| subquery(tx, cat, q, params, Some(def));
     for a in assignments {
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
             return Err(SqlError::unsupported("tuple assignment"));
@@ -307,9 +346,12 @@ fn update<T: Tx>(
                 "updating primary key column \"{name}\""
             )));
         }
-        sets.push((c, expr::compile(&a.value, &mut Scope::plain(Some(def)))?));
+        sets.push((
+            c,
+            expr::compile(&a.value, &mut Scope::with_sub(Some(def), &mut sub))?,
+        ));
     }
-    let cond = where_clause(def, sel)?;
+    let cond = where_clause(def, sel, &mut sub)?;
     let rows = matching(tx, def, cond.as_ref(), params)?;
     let cols = ColumnSet::of(&sets.iter().map(|(c, _)| *c).collect::<Vec<_>>());
     for (key, old) in &rows {
@@ -342,11 +384,13 @@ fn update<T: Tx>(
 
 fn delete<T: Tx>(
     tx: &mut T,
+    cat: &Catalog,
     def: &TableDef,
     sel: Option<&ast::Expr>,
     params: &[Datum],
 ) -> SqlResult<Output> {
-    let cond = where_clause(def, sel)?;
+    let mut sub = |q: &ast::Query| subquery(tx, cat, q, params, Some(def));
+    let cond = where_clause(def, sel, &mut sub)?;
     let rows = matching(tx, def, cond.as_ref(), params)?;
     for (key, old) in &rows {
         tx.delete_described(def.storage, *key, &tuples::tuple(def, old))?;
@@ -496,6 +540,16 @@ fn output_name(e: &ast::Expr) -> String {
             n => n.to_string(),
         },
         ast::Expr::TypedString(ts) => type_column_name(&ts.data_type),
+        // A scalar subquery is named after its one output column, as in PostgreSQL.
+        ast::Expr::Subquery(q) => match &*q.body {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::UnnamedExpr(e)) => output_name(e),
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => expr::column_name(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        ast::Expr::Exists { .. } => "exists".into(),
         _ => "?column?".into(),
     }
 }
@@ -632,10 +686,12 @@ fn select<T: Tx>(
         }
         _ => &s.projection,
     };
+    let mut sub = |q: &ast::Query| subquery(tx, cat, q, params, def);
     for item in projection {
         let mut scope = Scope {
             table: def,
             aggs: Some(&mut aggs),
+            sub: Some(&mut sub),
         };
         match item {
             ast::SelectItem::Wildcard(_) => {
@@ -659,7 +715,7 @@ fn select<T: Tx>(
     let group: Vec<Expr> = match &s.group_by {
         ast::GroupByExpr::Expressions(es, mods) if mods.is_empty() => es
             .iter()
-            .map(|e| expr::compile(e, &mut Scope::plain(def)))
+            .map(|e| expr::compile(e, &mut Scope::with_sub(def, &mut sub)))
             .collect::<SqlResult<_>>()?,
         ast::GroupByExpr::Expressions(..) | ast::GroupByExpr::All(_) => {
             return Err(SqlError::unsupported("this GROUP BY"))
@@ -698,6 +754,7 @@ fn select<T: Tx>(
                     &mut Scope {
                         table: def,
                         aggs: Some(&mut aggs),
+                        sub: Some(&mut sub),
                     },
                 )?),
             };
@@ -707,14 +764,11 @@ fn select<T: Tx>(
             order.push((k, asc, nulls_first));
         }
     }
-    let cond = match def {
-        Some(d) => where_clause(d, s.selection.as_ref())?,
-        None => s
-            .selection
-            .as_ref()
-            .map(|e| expr::compile(e, &mut Scope::plain(None)))
-            .transpose()?,
-    };
+    let cond = s
+        .selection
+        .as_ref()
+        .map(|e| expr::compile(e, &mut Scope::with_sub(def, &mut sub)))
+        .transpose()?;
     let rows: Vec<Row> = match (def, series) {
         (Some(_), Some(series)) => {
             if !q.locks.is_empty() {

@@ -2,7 +2,9 @@
 //! rows.
 //!
 //! Compiling resolves column names to positions once, so evaluation is a walk over a small tree with
-//! no name lookups. Aggregates (`COUNT/SUM/MIN/MAX`) compile to [`Expr::Agg`] slots filled in by the
+//! no name lookups. An uncorrelated subquery (`(SELECT …)`, `EXISTS`, `IN (SELECT …)`) runs while
+//! compiling, through the [`Scope`]'s runner (the executor's: the statement's transaction), and
+//! becomes a constant. Aggregates (`COUNT/SUM/MIN/MAX`) compile to [`Expr::Agg`] slots filled in by the
 //! executor per group.
 
 use crate::catalog::TableDef;
@@ -78,16 +80,42 @@ pub enum Expr {
     Agg(usize),
 }
 
+/// Runs an uncorrelated subquery (through the protocol, in the statement's transaction) and
+/// returns its rows and how many columns they have.
+pub type Subqueries<'a> = dyn FnMut(&ast::Query) -> SqlResult<(usize, Vec<Vec<Datum>>)> + 'a;
+
 /// What an expression may refer to while being compiled.
 pub struct Scope<'a> {
     pub table: Option<&'a TableDef>,
     /// Where aggregates go; `None` where aggregates are not allowed (WHERE, SET, VALUES).
     pub aggs: Option<&'a mut Vec<Agg>>,
+    /// Where subqueries run; `None` where a statement has no transaction to run them in (a
+    /// subquery there is `0A000`).
+    pub sub: Option<&'a mut Subqueries<'a>>,
 }
 
 impl<'a> Scope<'a> {
     pub fn plain(table: Option<&'a TableDef>) -> Self {
-        Scope { table, aggs: None }
+        Scope {
+            table,
+            aggs: None,
+            sub: None,
+        }
+    }
+    /// A scope for `table` whose subqueries run through `sub`.
+    pub fn with_sub(table: Option<&'a TableDef>, sub: &'a mut Subqueries<'a>) -> Self {
+        Scope {
+            table,
+            aggs: None,
+            sub: Some(sub),
+        }
+    }
+    /// Runs subquery `q` (see [`Subqueries`]).
+    fn run(&mut self, q: &ast::Query) -> SqlResult<(usize, Vec<Vec<Datum>>)> {
+        match self.sub.as_deref_mut() {
+            Some(f) => f(q),
+            None => Err(SqlError::unsupported("a subquery here")),
+        }
     }
 }
 
@@ -248,6 +276,52 @@ pub fn compile(e: &ast::Expr, scope: &mut Scope<'_>) -> SqlResult<Expr> {
             Expr::Coalesce(function_args(f, "coalesce", scope)?)
         }
         E::Function(f) => aggregate(f, scope)?,
+        // Uncorrelated subqueries run once, here, through the statement's transaction (see
+        // `crate::exec`), and become constants.
+        E::Subquery(q) => {
+            let (cols, rows) = scope.run(q)?;
+            if cols != 1 {
+                return Err(SqlError::syntax("subquery must return only one column"));
+            }
+            match rows.len() {
+                0 => Expr::Const(Datum::Null),
+                1 => Expr::Const(
+                    rows.into_iter()
+                        .next()
+                        .and_then(|r| r.into_iter().next())
+                        .unwrap_or(Datum::Null),
+                ),
+                _ => {
+                    return Err(SqlError::new(
+                        "21000",
+                        "more than one row returned by a subquery used as an expression",
+                    ))
+                }
+            }
+        }
+        E::Exists { subquery, negated } => {
+            let (_, rows) = scope.run(subquery)?;
+            Expr::Const(Datum::Bool(rows.is_empty() == *negated))
+        }
+        E::InSubquery {
+            expr,
+            subquery,
+            negated,
+        } => {
+            let e = Box::new(compile(expr, scope)?);
+            let (cols, rows) = scope.run(subquery)?;
+            if cols != 1 {
+                return Err(SqlError::syntax("subquery has too many columns"));
+            }
+            Expr::InList {
+                e,
+                list: rows
+                    .into_iter()
+                    .map(|r| Expr::Const(r.into_iter().next().unwrap_or(Datum::Null)))
+                    .collect(),
+                negated: *negated,
+            }
+        }
         other => return Err(SqlError::unsupported(format!("expression {other}"))),
     })
 }
@@ -318,7 +392,14 @@ fn aggregate(f: &ast::Function, scope: &mut Scope<'_>) -> SqlResult<Expr> {
             (AggFn::CountStar, None)
         }
         [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] => {
-            let mut inner = Scope::plain(scope.table);
+            let mut inner = Scope {
+                table: scope.table,
+                aggs: None,
+                sub: match scope.sub.as_mut() {
+                    Some(f) => Some(&mut **f),
+                    None => None,
+                },
+            };
             (func, Some(compile(e, &mut inner)?))
         }
         _ => return Err(SqlError::unsupported(format!("arguments of {name}()"))),

@@ -784,3 +784,109 @@ fn insert_select_and_generate_series() {
         "0A000"
     );
 }
+
+/// The column names of the last result of `sql`.
+fn columns(s: &Session, sql: &str) -> Vec<String> {
+    let r = s.execute(sql);
+    match &r.results.last().expect("a result").result {
+        Ok(Output::Rows(rs)) => rs.columns.clone(),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+/// Scalar, `EXISTS` and `IN` subqueries, as PostgreSQL 15 (each expected value and SQLSTATE below
+/// is what psql printed for the same statements): run in the statement's transaction, no row is
+/// NULL, two rows are 21000, two columns 42601; a correlated subquery is not supported (0A000).
+#[test]
+fn subqueries_follow_postgres() {
+    use Datum::Null;
+    for p in protocols() {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 10), (2, 20)",
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT (SELECT v FROM t WHERE k = 1) AS x, (SELECT v FROM t WHERE k = 3) AS y"
+            ),
+            vec![vec![int(10), Null]],
+            "{p}"
+        );
+        assert_eq!(err(&s.execute("SELECT (SELECT v FROM t)")), "21000", "{p}");
+        assert_eq!(
+            rows(&s, "SELECT k FROM t WHERE v = (SELECT max(v) FROM t)"),
+            vec![vec![int(2)]],
+            "{p}"
+        );
+        ok(&s, "UPDATE t SET v = (SELECT count(*) FROM t) WHERE k = 1");
+        ok(&s, "INSERT INTO t VALUES (3, (SELECT sum(v) FROM t))");
+        assert_eq!(
+            rows(&s, "SELECT * FROM t ORDER BY k"),
+            vec![
+                vec![int(1), int(2)],
+                vec![int(2), int(20)],
+                vec![int(3), int(22)]
+            ],
+            "{p}"
+        );
+        // A subquery's reads belong to the statement's transaction: it sees the block's writes.
+        let r = s.execute(
+            "BEGIN; INSERT INTO t VALUES (4, 1); SELECT (SELECT count(*) FROM t) AS n; COMMIT",
+        );
+        assert_eq!(tags(&r), ["BEGIN", "INSERT 0 1", "1 rows", "COMMIT"], "{p}");
+        match &r.results[2].result {
+            Ok(Output::Rows(rs)) => assert_eq!(rs.rows, vec![vec![int(4)]], "{p}"),
+            other => panic!("{p}: {other:?}"),
+        }
+        ok(&s, "DELETE FROM t WHERE k = (SELECT min(k) FROM t)");
+        assert_eq!(
+            rows(&s, "SELECT count(*) FROM t"),
+            vec![vec![int(3)]],
+            "{p}"
+        );
+    }
+    let s = session("2pl-detect");
+    ok(
+        &s,
+        "CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 10), (2, 20)",
+    );
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT EXISTS (SELECT 1 FROM t WHERE k = 9), 2 IN (SELECT k FROM t), 5 NOT IN (SELECT k FROM t)"
+        ),
+        vec![vec![Datum::Bool(false), Datum::Bool(true), Datum::Bool(true)]]
+    );
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT (SELECT k FROM t WHERE false) IS NULL, ((SELECT 1))"
+        ),
+        vec![vec![Datum::Bool(true), int(1)]]
+    );
+    assert_eq!(
+        columns(&s, "SELECT (SELECT v FROM t WHERE k = 1), (SELECT v AS w FROM t WHERE k = 1), EXISTS (SELECT 1)"),
+        ["v", "w", "exists"]
+    );
+    assert_eq!(
+        rows(&s, "SELECT (SELECT v FROM t WHERE k = 1) + 1 AS z"),
+        vec![vec![int(11)]]
+    );
+    assert_eq!(err(&s.execute("SELECT (SELECT 1, 2)")), "42601");
+    assert_eq!(err(&s.execute("SELECT 1 IN (SELECT 1, 2)")), "42601");
+    assert_eq!(err(&s.execute("SELECT (SELECT nope FROM t)")), "42703");
+    // Correlated: PostgreSQL runs these; Ordo refuses them.
+    assert_eq!(
+        err(&s.execute("CREATE TABLE u (w INT); SELECT (SELECT v FROM t WHERE k = w) FROM u")),
+        "0A000"
+    );
+    assert_eq!(
+        err(&s.execute("UPDATE u SET w = (SELECT 1 FROM t WHERE u.w = 1)")),
+        "0A000"
+    );
+    // Where no transaction runs (EXECUTE's arguments), a subquery is not supported.
+    ok(&s, "PREPARE q(int) AS SELECT $1");
+    assert_eq!(err(&s.execute("EXECUTE q((SELECT 1))")), "0A000");
+}
