@@ -3,14 +3,15 @@
 # docs/results/dibs.md), drawn by `ordo report`:
 #   fig3a  TATP, 1M subscribers: throughput against threads for each cumulative optimization
 #          (--dibs-opt naive, grouping, prepared, filter, full), nocc beside them
+#   fig3b  SEATS, 100,000 customers and 4,000 flights (--scale 100): the same
 #   fig3c  SubscriberScan at 6 conjuncts: the same against threads
 #   fig4   SubscriberScan against conjuncts (1-8), dibs (full) and dibs-naive, at the top thread count
-# (Fig. 3b, SEATS, waits for the SEATS workload.) Every run uses the paper's deadlock handling,
-# a timeout plus jitter (--dibs-deadlock timeout). One `ordo bench` per step, one JSON each; the
-# report draws the steps as lines of one figure (a line per protocol and non-default knobs).
+# Every run uses the paper's deadlock handling, a timeout plus jitter (--dibs-deadlock timeout).
+# One `ordo bench` per step, one JSON each; the report draws the steps as lines of one figure (a
+# line per protocol and non-default knobs).
 # One command per figure, with the paper's claims checked: `ordo reproduce dibs` (the dibs-fig* results
 # of crates/ordo-cli/catalogue/dibs.toml). This script stays for the thread sweeps of dibs.md.
-# Usage: [SECS=2] [REPS=1] [THREADS=1,2] [FIG_DIR=DIR] docs/results/dibs/figures.sh [ORDO] [fig3a|fig3c|fig4|all]
+# Usage: [SECS=2] [REPS=1] [THREADS=1,2] [FIG_DIR=DIR] docs/results/dibs/figures.sh [ORDO] [fig3a|fig3b|fig3c|fig4|all]
 set -euo pipefail
 ORDO=${1:-target/release/ordo}
 WHICH=${2:-all}
@@ -39,6 +40,7 @@ ablation() { # ablation FIG ARGS...: nocc, then dibs at every step; one figure
 }
 
 fig3a() { ablation fig3a-tatp -w tatp --subscribers 1000000 -t "$THREADS"; }
+fig3b() { ablation fig3b-seats -w seats --scale 100 -t "$THREADS"; }
 fig3c() { ablation fig3c-subscriber-scan -w subscriber-scan --conjuncts 6 -t "$THREADS"; }
 fig4() {
   bench fig4-conjuncts -w subscriber-scan --conjuncts 1,2,3,4,5,6,7,8 -p dibs,dibs-naive -t "$TOP"
@@ -46,7 +48,7 @@ fig4() {
 }
 
 case "$WHICH" in
-  fig3a|fig3c|fig4) "$WHICH" ;;
-  all) fig3a; fig3c; fig4 ;;
-  *) echo "usage: $0 [ORDO] [fig3a|fig3c|fig4|all]" >&2; exit 2 ;;
+  fig3a|fig3b|fig3c|fig4) "$WHICH" ;;
+  all) fig3a; fig3b; fig3c; fig4 ;;
+  *) echo "usage: $0 [ORDO] [fig3a|fig3b|fig3c|fig4|all]" >&2; exit 2 ;;
 esac
