@@ -9,6 +9,8 @@
 //!   the rows holding that value (up to [`POSTING_MAX`]). The executor maintains it inside the same
 //!   transaction as the row, so the protocol sees index reads and writes like any other: a range scan
 //!   of the index is a predicate read the protocol protects against phantoms.
+//! * Every UNIQUE constraint `u` is a storage table `unique:u` keyed by a hash of its columns'
+//!   values, maintained the same way ([`crate::unique`]).
 
 use crate::value::SqlType;
 use ordo::storage::TableId;
@@ -44,6 +46,23 @@ impl IndexDef {
     }
 }
 
+/// A UNIQUE constraint (or unique index): see [`crate::unique`].
+#[derive(Clone, Debug)]
+pub struct UniqueDef {
+    /// PostgreSQL's name: `<table>_<columns>_key` unless named.
+    pub name: String,
+    /// Constrained column positions, in declaration order.
+    pub columns: Vec<usize>,
+    /// Its storage table (in the current protocol instance).
+    pub storage: TableId,
+}
+
+impl UniqueDef {
+    pub fn storage_name(name: &str) -> String {
+        format!("unique:{name}")
+    }
+}
+
 /// A SQL table.
 #[derive(Clone, Debug)]
 pub struct TableDef {
@@ -52,6 +71,7 @@ pub struct TableDef {
     /// Primary-key column positions, in key order; empty: a hidden row id.
     pub primary_key: Vec<usize>,
     pub indexes: Vec<IndexDef>,
+    pub uniques: Vec<UniqueDef>,
     /// Its storage table (in the current protocol instance).
     pub storage: TableId,
     /// The next hidden row id (shared by every instance of the table).
@@ -74,10 +94,14 @@ impl Catalog {
     pub fn table(&self, name: &str) -> Option<&TableDef> {
         self.tables.iter().find(|t| t.name == name)
     }
-    /// The table holding index `name`.
+    /// The table holding index `name` (a secondary or unique index).
     pub fn index_owner(&self, name: &str) -> Option<usize> {
-        self.tables
-            .iter()
-            .position(|t| t.indexes.iter().any(|i| i.name == name))
+        self.tables.iter().position(|t| {
+            t.indexes.iter().any(|i| i.name == name) || t.uniques.iter().any(|u| u.name == name)
+        })
+    }
+    /// Whether `name` is taken by a table or an index.
+    pub fn relation_exists(&self, name: &str) -> bool {
+        self.table(name).is_some() || self.index_owner(name).is_some()
     }
 }

@@ -1,7 +1,7 @@
 //! DDL: CREATE TABLE, CREATE INDEX and DROP TABLE change the catalog; the engine then rebuilds the
 //! protocol instance (see [`crate::engine`]).
 
-use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
+use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef, UniqueDef};
 use crate::error::{SqlError, SqlResult};
 use crate::expr;
 use crate::value::{SqlType, TEXT_LIMIT};
@@ -69,6 +69,8 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
     }
     let mut columns = Vec::new();
     let mut pk = Vec::new();
+    // UNIQUE constraints: (name if given, column names).
+    let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
     for c in &ct.columns {
         let n = expr::column_name(&c.name);
         if columns.iter().any(|x: &ColumnDef| x.name == n) {
@@ -83,6 +85,10 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
                 ast::ColumnOption::Unique {
                     is_primary: true, ..
                 } => pk.push(columns.len()),
+                ast::ColumnOption::Unique {
+                    is_primary: false,
+                    characteristics: None,
+                } => uniques.push((o.name.as_ref().map(expr::column_name), vec![n.clone()])),
                 ast::ColumnOption::NotNull => not_null = true,
                 ast::ColumnOption::Null => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
@@ -116,6 +122,24 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
                     );
                 }
             }
+            ast::TableConstraint::Unique {
+                name: cname,
+                columns: cols,
+                characteristics: None,
+                nulls_distinct: ast::NullsDistinctOption::None | ast::NullsDistinctOption::Distinct,
+                index_name: None,
+                index_type: None,
+                ..
+            } => {
+                let names = cols
+                    .iter()
+                    .map(|ic| match &ic.column.expr {
+                        ast::Expr::Identifier(id) => Ok(expr::column_name(id)),
+                        e => Err(SqlError::unsupported(format!("UNIQUE on {e}"))),
+                    })
+                    .collect::<SqlResult<_>>()?;
+                uniques.push((cname.as_ref().map(expr::column_name), names));
+            }
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }
@@ -146,10 +170,79 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
         columns,
         primary_key: pk,
         indexes: Vec::new(),
+        uniques: Vec::new(),
         storage: 0,
         next_row_id: Arc::new(AtomicU64::new(1)),
     });
+    let ti = next.tables.len() - 1;
+    for (cname, cols) in uniques {
+        add_unique(&mut next, ti, cname, &cols)?;
+    }
     Ok(Some(next))
+}
+
+/// Adds a UNIQUE constraint on columns `cols` of table `ti`, named `name` or as PostgreSQL names
+/// it (`<table>_<columns>_key`, numbered if taken). As in PostgreSQL, one on the primary key's
+/// columns or on those of an earlier UNIQUE constraint adds nothing.
+fn add_unique(
+    cat: &mut Catalog,
+    ti: usize,
+    name: Option<String>,
+    cols: &[String],
+) -> SqlResult<()> {
+    let t = &cat.tables[ti];
+    let columns = cols
+        .iter()
+        .map(|n| {
+            t.column(n).ok_or_else(|| {
+                SqlError::new(
+                    "42703",
+                    format!("column \"{n}\" named in key does not exist"),
+                )
+            })
+        })
+        .collect::<SqlResult<Vec<usize>>>()?;
+    if let Some(i) = (1..columns.len()).find(|&i| columns[..i].contains(&columns[i])) {
+        return Err(SqlError::new(
+            "42701",
+            format!("column \"{}\" appears twice in unique constraint", cols[i]),
+        ));
+    }
+    if t.primary_key == columns || t.uniques.iter().any(|u| u.columns == columns) {
+        return Ok(());
+    }
+    let types: Vec<_> = columns.iter().map(|&c| t.columns[c].ty).collect();
+    if crate::unique::entry_len(&types) > crate::unique::ENTRY_MAX {
+        return Err(SqlError::unsupported(format!(
+            "a unique constraint over more than {} bytes of columns",
+            crate::unique::ENTRY_MAX
+        )));
+    }
+    let name = match name {
+        Some(n) if cat.relation_exists(&n) => {
+            return Err(SqlError::new(
+                "42P07",
+                format!("relation \"{n}\" already exists"),
+            ))
+        }
+        Some(n) => n,
+        None => {
+            let base = format!("{}_{}_key", t.name, cols.join("_"));
+            let mut n = base.clone();
+            let mut i = 1;
+            while cat.relation_exists(&n) {
+                n = format!("{base}{i}");
+                i += 1;
+            }
+            n
+        }
+    };
+    cat.tables[ti].uniques.push(UniqueDef {
+        name,
+        columns,
+        storage: 0,
+    });
+    Ok(())
 }
 
 /// The catalog after `CREATE INDEX`.
@@ -160,8 +253,48 @@ pub fn create_index(cat: &Catalog, ci: &ast::CreateIndex) -> SqlResult<Option<Ca
         .iter()
         .position(|x| x.name == t)
         .ok_or_else(|| SqlError::undefined_table(&t))?;
-    if ci.unique || ci.predicate.is_some() || !ci.include.is_empty() {
-        return Err(SqlError::unsupported("UNIQUE, partial or covering indexes"));
+    if ci.predicate.is_some() || !ci.include.is_empty() || ci.nulls_distinct == Some(false) {
+        return Err(SqlError::unsupported("partial or covering indexes"));
+    }
+    let cols = ci
+        .columns
+        .iter()
+        .map(|ic| match &ic.column.expr {
+            ast::Expr::Identifier(id) => Ok(expr::column_name(id)),
+            e => Err(SqlError::unsupported(format!("index on expression {e}"))),
+        })
+        .collect::<SqlResult<Vec<_>>>()?;
+    if ci.unique {
+        let name = match &ci.name {
+            Some(n) => expr::object_name(n)?,
+            None => format!("{t}_{}_idx", cols.join("_")),
+        };
+        if cat.relation_exists(&name) {
+            if ci.if_not_exists {
+                return Ok(None);
+            }
+            return Err(SqlError::new(
+                "42P07",
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let mut next = cat.clone();
+        let before = next.tables[ti].uniques.len();
+        add_unique(&mut next, ti, Some(name.clone()), &cols)?;
+        if next.tables[ti].uniques.len() == before {
+            // The same columns as the primary key or another constraint: a second structure
+            // would add nothing but its name, so it is made anyway (as PostgreSQL does).
+            let columns = cols
+                .iter()
+                .filter_map(|n| next.tables[ti].column(n))
+                .collect();
+            next.tables[ti].uniques.push(UniqueDef {
+                name,
+                columns,
+                storage: 0,
+            });
+        }
+        return Ok(Some(next));
     }
     let col = match ci.columns.as_slice() {
         [ic] => match &ic.column.expr {
@@ -214,7 +347,10 @@ pub fn drop(
                 None => return Err(SqlError::undefined_table(&n)),
             },
             ast::ObjectType::Index => match next.index_owner(&n) {
-                Some(i) => next.tables[i].indexes.retain(|x| x.name != n),
+                Some(i) => {
+                    next.tables[i].indexes.retain(|x| x.name != n);
+                    next.tables[i].uniques.retain(|x| x.name != n);
+                }
                 None if if_exists => {}
                 None => {
                     return Err(SqlError::new(

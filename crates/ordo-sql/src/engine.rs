@@ -14,7 +14,7 @@
 //! row (version 0), so a history recorded from then on is self-contained for the checker.
 
 use crate::access::{self, Path, Row};
-use crate::catalog::{Catalog, IndexDef, TableDef, POSTING_MAX};
+use crate::catalog::{Catalog, IndexDef, TableDef, UniqueDef, POSTING_MAX};
 use crate::error::{SqlError, SqlResult};
 use crate::value::Datum;
 use ordo::protocols::{Protocol, ProtocolConfig};
@@ -127,6 +127,15 @@ fn build<P: Protocol>(
                 .create_table(TableSpec::new(IndexDef::storage_name(&idx.name), schema).ordered(0))
                 .map_err(internal)?;
         }
+        for u in t.uniques.iter_mut() {
+            let types: Vec<_> = u.columns.iter().map(|&c| t.columns[c].ty).collect();
+            let len = crate::unique::entry_len(&types) as u16;
+            let schema = Schema::new(vec![Column::new("entry", ColumnType::VarChar(len))])
+                .map_err(internal)?;
+            u.storage = db
+                .create_table(TableSpec::new(UniqueDef::storage_name(&u.name), schema).ordered(0))
+                .map_err(internal)?;
+        }
     }
     // 3. Load rows and index postings.
     let mut scratch = Vec::new();
@@ -175,6 +184,45 @@ fn load_table<M: Default + Send + Sync>(
         let it = db.table(idx.storage);
         for (k, list) in postings {
             it.load(k, scratch, |rm| rm.set_str(0, &list))
+                .map_err(internal)?;
+        }
+    }
+    // Unique entries: a duplicate among the rows is PostgreSQL's error for a unique index built
+    // on them.
+    for u in &t.uniques {
+        let mut entries: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        for (_, r) in rows {
+            let Some(e) = crate::unique::encode(t, u, r) else {
+                continue;
+            };
+            let k = crate::unique::key(&e);
+            if let Some(held) = entries.insert(k, e.clone()) {
+                if held == e {
+                    let vals: Vec<String> = u.columns.iter().map(|&c| r[c].to_string()).collect();
+                    let cols: Vec<&str> = u
+                        .columns
+                        .iter()
+                        .map(|&c| t.columns[c].name.as_str())
+                        .collect();
+                    return Err(SqlError::new(
+                        "23505",
+                        format!(
+                            "could not create unique index \"{}\": Key ({})=({}) is duplicated.",
+                            u.name,
+                            cols.join(", "),
+                            vals.join(", ")
+                        ),
+                    ));
+                }
+                return Err(SqlError::unsupported(format!(
+                    "two different values with one hash in unique constraint \"{}\"",
+                    u.name
+                )));
+            }
+        }
+        let ut = db.table(u.storage);
+        for (k, e) in entries {
+            ut.load(k, scratch, |rm| rm.set_str(0, &e))
                 .map_err(internal)?;
         }
     }

@@ -12,6 +12,7 @@ use crate::expr::{self, Agg, AggFn, Env, Expr, Scope};
 use crate::index;
 use crate::key;
 use crate::tuples;
+use crate::unique;
 use crate::value::Datum;
 use ordo::storage::ColumnSet;
 use ordo::txn::Tx;
@@ -320,6 +321,9 @@ fn insert_row<T: Tx>(tx: &mut T, def: &TableDef, row: Vec<Datum>) -> SqlResult<(
     for idx in &def.indexes {
         index::add(tx, idx, &row[idx.column], key)?;
     }
+    for u in &def.uniques {
+        unique::add(tx, def, u, &row)?;
+    }
     Ok(())
 }
 
@@ -378,6 +382,13 @@ fn update<T: Tx>(
                 index::add(tx, idx, b, *key)?;
             }
         }
+        // Checked row by row, as PostgreSQL's (non-deferrable) unique constraints are.
+        for u in &def.uniques {
+            if u.columns.iter().any(|&c| old[c] != new[c]) {
+                unique::remove(tx, def, u, old)?;
+                unique::add(tx, def, u, &new)?;
+            }
+        }
     }
     Ok(Output::Command(format!("UPDATE {}", rows.len())))
 }
@@ -396,6 +407,9 @@ fn delete<T: Tx>(
         tx.delete_described(def.storage, *key, &tuples::tuple(def, old))?;
         for idx in &def.indexes {
             index::remove(tx, idx, &old[idx.column], *key)?;
+        }
+        for u in &def.uniques {
+            unique::remove(tx, def, u, old)?;
         }
     }
     Ok(Output::Command(format!("DELETE {}", rows.len())))
@@ -519,6 +533,7 @@ fn generate_series(
         }],
         primary_key: Vec::new(),
         indexes: Vec::new(),
+        uniques: Vec::new(),
         storage: 0,
         next_row_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
     };

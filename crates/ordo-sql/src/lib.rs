@@ -21,6 +21,7 @@
 //! | [`expr`]      | expressions compiled against a table, evaluated on rows                    |
 //! | [`access`]    | WHERE → point reads, key-range scans, index-range scans or full scans      |
 //! | [`index`]     | secondary-index posting lists, maintained inside the statement's transaction |
+//! | [`unique`]    | UNIQUE constraints: hashed entries, maintained inside the statement's transaction |
 //! | [`locks`]     | what a statement touches, as DIBS predicate lock requests                  |
 //! | [`exec`]      | INSERT, UPDATE, DELETE, SELECT (aggregates, GROUP BY, ORDER BY, LIMIT, FOR UPDATE) |
 //! | [`session`]   | a session thread: PostgreSQL transaction semantics, PREPARE/EXECUTE        |
@@ -51,4 +52,5 @@ pub mod locks;
 pub mod session;
 pub mod spec;
 pub mod tuples;
+pub mod unique;
 pub mod value;

@@ -890,3 +890,142 @@ fn subqueries_follow_postgres() {
     ok(&s, "PREPARE q(int) AS SELECT $1");
     assert_eq!(err(&s.execute("EXECUTE q((SELECT 1))")), "0A000");
 }
+
+/// UNIQUE column and table constraints as PostgreSQL 15 names and reports them (each expected
+/// SQLSTATE below is what psql printed for the same statements): `23505` with `<table>_<columns>_key`,
+/// NULLs never conflict, an UPDATE checks the new values, a DELETE frees them.
+#[test]
+fn unique_constraints_follow_postgres() {
+    use Datum::Null;
+    // (nocc does not undo the row of a failed insert.)
+    for p in protocols().into_iter().filter(|p| *p != "nocc") {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE u (a INT UNIQUE, b TEXT, c INT, UNIQUE (b, c)); \
+             INSERT INTO u VALUES (1, 'x', 1), (2, 'x', 2)",
+        );
+        let r = s.execute("INSERT INTO u VALUES (3, 'x', 1)");
+        assert_eq!(err(&r), "23505", "{p}");
+        assert_eq!(
+            r.results[0].result.as_ref().unwrap_err().message,
+            "duplicate key value violates unique constraint \"u_b_c_key\": Key (b, c)=(x, 1) already exists.",
+            "{p}"
+        );
+        ok(&s, "INSERT INTO u VALUES (NULL, NULL, 1), (NULL, NULL, 1)");
+        let r = s.execute("UPDATE u SET a = 2 WHERE a = 1");
+        assert!(
+            r.results[0]
+                .result
+                .as_ref()
+                .is_err_and(|e| e.code == "23505" && e.message.contains("\"u_a_key\"")),
+            "{p}: {:?}",
+            r.results
+        );
+        ok(&s, "DELETE FROM u WHERE a = 2");
+        ok(&s, "UPDATE u SET a = 2 WHERE a = 1");
+        // Changing another column keeps the entry.
+        ok(&s, "UPDATE u SET c = 7 WHERE a = 2");
+        assert_eq!(
+            rows(&s, "SELECT * FROM u ORDER BY a"),
+            vec![
+                vec![int(2), text("x"), int(7)],
+                vec![Null, Null, int(1)],
+                vec![Null, Null, int(1)]
+            ],
+            "{p}"
+        );
+        assert_eq!(
+            err(&s.execute("INSERT INTO u VALUES (2, 'y', 0)")),
+            "23505",
+            "{p}"
+        );
+        ok(&s, "INSERT INTO u VALUES (3, 'x', 1)");
+    }
+    let s = session("2pl-detect");
+    ok(
+        &s,
+        "CREATE TABLE v (a INT UNIQUE UNIQUE, b INT, CONSTRAINT myc UNIQUE (b)); \
+         CREATE TABLE w (k INT PRIMARY KEY UNIQUE, t VARCHAR(20) UNIQUE, f DOUBLE UNIQUE)",
+    );
+    let r = s.execute("INSERT INTO v VALUES (1, 1), (2, 1)");
+    assert!(r.results[0]
+        .result
+        .as_ref()
+        .is_err_and(|e| e.message.contains("\"myc\"")));
+    // The longer strings and -0 = 0 compare as PostgreSQL compares them.
+    ok(&s, "INSERT INTO w VALUES (1, 'a long string here', 0.0)");
+    assert_eq!(
+        err(&s.execute("INSERT INTO w VALUES (2, 'a long string here', 1)")),
+        "23505"
+    );
+    assert_eq!(
+        err(&s.execute("INSERT INTO w VALUES (2, 'a long string', -0.0)")),
+        "23505"
+    );
+    ok(&s, "INSERT INTO w VALUES (2, 'a long string', 1)");
+    // CREATE UNIQUE INDEX on rows that repeat a value: 23505 and no index.
+    ok(&s, "CREATE TABLE z (a INT); INSERT INTO z VALUES (1), (1)");
+    assert_eq!(err(&s.execute("CREATE UNIQUE INDEX zi ON z (a)")), "23505");
+    ok(
+        &s,
+        "DELETE FROM z WHERE a = 1; INSERT INTO z VALUES (1); CREATE UNIQUE INDEX zi ON z (a)",
+    );
+    let r = s.execute("INSERT INTO z VALUES (1)");
+    assert!(r.results[0]
+        .result
+        .as_ref()
+        .is_err_and(|e| e.message.contains("\"zi\"")));
+    ok(&s, "DROP INDEX zi; INSERT INTO z VALUES (1)");
+    assert_eq!(
+        err(&s.execute("CREATE TABLE bad (a INT, UNIQUE (a, a))")),
+        "42701"
+    );
+    assert_eq!(
+        err(&s.execute("CREATE TABLE bad (a INT, UNIQUE (nope))")),
+        "42703"
+    );
+    assert_eq!(
+        err(&s.execute("CREATE TABLE bad (a INT, UNIQUE NULLS NOT DISTINCT (a))")),
+        "0A000"
+    );
+}
+
+/// Two transactions inserting one value of a UNIQUE column: the check is a protocol operation, so
+/// under every protocol but `nocc` at most one commits, and the other fails (23505 or a
+/// serialization failure).
+#[test]
+fn concurrent_unique_inserts_conflict_under_every_protocol() {
+    for p in protocols().into_iter().filter(|p| *p != "nocc") {
+        let engine = session::open(p, ProtocolConfig::default(), false).unwrap();
+        let a = engine.clone().session(0);
+        let b = engine.session(1);
+        ok(&a, "CREATE TABLE t (k INT PRIMARY KEY, u INT UNIQUE)");
+        ok(&a, "BEGIN; INSERT INTO t VALUES (1, 5)");
+        b.send("BEGIN; INSERT INTO t VALUES (2, 5)");
+        let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut early = None;
+        while early.is_none() && !b.observer().is_waiting() {
+            assert!(std::time::Instant::now() < give_up, "{p}: b never answered");
+            early = b.try_reply();
+            std::thread::yield_now();
+        }
+        let ra = a.execute("COMMIT");
+        let rb = early.unwrap_or_else(|| b.reply());
+        let rc = b.execute("COMMIT");
+        let a_ok = err(&ra) == "none";
+        let b_ok = err(&rb) == "none" && tags(&rc) == ["COMMIT"];
+        assert!(!(a_ok && b_ok), "{p}: both committed");
+        for e in [err(&ra), err(&rb), err(&rc)] {
+            assert!(
+                ["none", "23505", "40001", "40P01", "25P02"].contains(&e),
+                "{p}: {e}"
+            );
+        }
+        assert_eq!(
+            rows(&a, "SELECT count(*) FROM t WHERE u = 5"),
+            vec![vec![int(if a_ok || b_ok { 1 } else { 0 })]],
+            "{p}"
+        );
+    }
+}

@@ -62,6 +62,8 @@ pub struct LockTable {
     pub columns: Vec<(String, ColumnKind)>,
     /// A one-column primary key: the filter column.
     pub key: Option<ColumnId>,
+    /// The column sets of UNIQUE constraints and unique indexes.
+    pub uniques: Vec<Vec<ColumnId>>,
 }
 
 impl LockTable {
@@ -106,6 +108,45 @@ impl LockRequest {
             write: self.write,
         }
     }
+}
+
+/// The unique checks of an UPDATE that writes `write`: for each UNIQUE column set it writes, an
+/// insert of the new values (their literals where the SET names them, any value where it does
+/// not), so two statements making one value conflict as their checks do in the engine. An
+/// INSERT's own predicate already pins every value it writes.
+fn unique_checks(
+    t: &LockTable,
+    rel: u32,
+    assignments: &[ast::Assignment],
+    write: ColumnSet,
+) -> Vec<LockRequest> {
+    t.uniques
+        .iter()
+        .filter(|u| u.iter().any(|&c| write.0 & (1 << c) != 0))
+        .map(|u| {
+            let atoms = assignments
+                .iter()
+                .filter_map(|a| {
+                    let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                        return None;
+                    };
+                    let c = t.column(&column_name(n.0.last()?.as_ident()?))?;
+                    if !u.contains(&c) {
+                        return None;
+                    }
+                    literal_atom(t, c, Op::Eq, &a.value).map(|x| x.0)
+                })
+                .collect();
+            let cols = ColumnSet::of(u);
+            LockRequest {
+                relation: rel,
+                kind: StatementKind::Insert,
+                predicate: conjunction(atoms),
+                read: cols,
+                write: cols,
+            }
+        })
+        .collect()
 }
 
 /// Why a statement cannot be locked: it names a table the schema does not know, or one too wide.
@@ -200,8 +241,56 @@ impl Schema {
                     [k] => Some(*k as ColumnId),
                     _ => None,
                 };
+                let position = |n: &str| {
+                    columns
+                        .iter()
+                        .position(|(c, _)| c == n)
+                        .map(|i| i as ColumnId)
+                };
+                let mut uniques: Vec<Vec<ColumnId>> = Vec::new();
+                for c in &ct.columns {
+                    let unique = c.options.iter().any(|o| {
+                        matches!(
+                            o.option,
+                            ast::ColumnOption::Unique {
+                                is_primary: false,
+                                ..
+                            }
+                        )
+                    });
+                    if let (true, Some(i)) = (unique, position(&column_name(&c.name))) {
+                        uniques.push(vec![i]);
+                    }
+                }
+                for tc in &ct.constraints {
+                    if let ast::TableConstraint::Unique { columns: cols, .. } = tc {
+                        uniques.extend(
+                            cols.iter()
+                                .map(|ic| position(&ic.column.expr.to_string().to_lowercase()))
+                                .collect::<Option<Vec<_>>>(),
+                        );
+                    }
+                }
                 self.tables.retain(|t| t.name != name);
-                self.tables.push(LockTable { name, columns, key });
+                self.tables.push(LockTable {
+                    name,
+                    columns,
+                    key,
+                    uniques,
+                });
+            }
+            ast::Statement::CreateIndex(ci) if ci.unique => {
+                let Ok(name) = object_name(&ci.table_name) else {
+                    return Ok(());
+                };
+                if let Some(t) = self.tables.iter_mut().find(|t| t.name == name) {
+                    let cols: Option<Vec<ColumnId>> = ci
+                        .columns
+                        .iter()
+                        .map(|ic| t.column(&ic.column.expr.to_string().to_lowercase()))
+                        .collect();
+                    t.uniques.extend(cols);
+                }
             }
             ast::Statement::Drop {
                 object_type: ast::ObjectType::Table,
@@ -269,6 +358,7 @@ impl Schema {
                     read: read.union(where_columns(selection.as_ref(), t, alias)),
                     write,
                 }];
+                out.extend(unique_checks(t, rel, assignments, write));
                 out.extend(self.others(&stmt.to_string(), rel));
                 Ok(out)
             }

@@ -181,3 +181,37 @@ fn an_unknown_table_is_an_error_not_a_missing_lock() {
         .unwrap_err();
     assert!(e.to_string().contains("\"nope\""), "{e}");
 }
+
+#[test]
+fn an_update_of_a_unique_column_locks_its_new_value() {
+    let mut s = schema();
+    for st in parse(
+        "CREATE TABLE u (id INT PRIMARY KEY, a INT UNIQUE, b INT, c INT, UNIQUE (b, c));
+         CREATE UNIQUE INDEX ui ON kv (v)",
+    )
+    .unwrap()
+    {
+        s.observe(&st).unwrap();
+    }
+    assert_eq!(s.table("u").unwrap().1.uniques, vec![vec![1], vec![2, 3]]);
+    assert_eq!(s.table("kv").unwrap().1.uniques, vec![vec![1]]);
+    let l = s
+        .requests(&parse("UPDATE u SET a = 5 WHERE id = 1").unwrap()[0])
+        .unwrap();
+    assert_eq!(l.len(), 2, "{l:?}");
+    assert_eq!(l[1].kind, StatementKind::Insert);
+    assert_eq!(l[1].predicate, Expr::atom(1, Op::Eq, 5));
+    assert_eq!(l[1].write, ColumnSet::of(&[1]));
+    // A computed value or a partly written column set: any value of the set.
+    let l = s
+        .requests(&parse("UPDATE u SET c = c + 1 WHERE id = 1").unwrap()[0])
+        .unwrap();
+    assert_eq!(l.len(), 2, "{l:?}");
+    assert_eq!(l[1].predicate, Expr::True);
+    assert_eq!(l[1].write, ColumnSet::of(&[2, 3]));
+    // Writing no unique column adds nothing.
+    let l = s
+        .requests(&parse("UPDATE u SET id = 3 WHERE id = 1").unwrap()[0])
+        .unwrap();
+    assert_eq!(l.len(), 1, "{l:?}");
+}

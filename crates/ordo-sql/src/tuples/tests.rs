@@ -24,6 +24,7 @@ fn def() -> TableDef {
         ],
         primary_key: vec![0],
         indexes: Vec::new(),
+        uniques: Vec::new(),
         storage: 0,
         next_row_id: Arc::new(AtomicU64::new(0)),
     }
