@@ -28,6 +28,8 @@ pub struct ColumnDef {
     /// `NOT NULL` (every primary-key column is): the column never holds NULL, so every value of
     /// its type may be stored (a nullable column reserves one for NULL, see [`crate::value`]).
     pub not_null: bool,
+    /// `DEFAULT`: the value an INSERT that omits the column stores (a constant; NULL if none).
+    pub default: Option<crate::value::Datum>,
 }
 
 /// A secondary index.

@@ -1,5 +1,6 @@
-//! DDL: CREATE TABLE, CREATE INDEX and DROP TABLE change the catalog; the engine then rebuilds the
-//! protocol instance (see [`crate::engine`]).
+//! DDL: CREATE TABLE, CREATE [UNIQUE] INDEX, ALTER TABLE … ADD COLUMN and DROP TABLE/INDEX change
+//! the catalog; the engine then rebuilds the protocol instance (see [`crate::engine`]), carrying
+//! every row over by column name.
 
 use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef, UniqueDef};
 use crate::error::{SqlError, SqlResult};
@@ -52,6 +53,100 @@ pub(crate) fn sql_type(t: &D) -> SqlResult<SqlType> {
     })
 }
 
+/// A column of `CREATE TABLE` or `ALTER TABLE … ADD`: its definition, whether it is `PRIMARY
+/// KEY`, and its `UNIQUE` constraint (with the name given, if any).
+#[allow(clippy::type_complexity)]
+fn column_def(c: &ast::ColumnDef) -> SqlResult<(ColumnDef, bool, Option<Option<String>>)> {
+    let name = expr::column_name(&c.name);
+    let ty = sql_type(&c.data_type)?;
+    let (mut not_null, mut pk, mut unique, mut default) = (false, false, None, None);
+    for o in &c.options {
+        match &o.option {
+            ast::ColumnOption::Unique {
+                is_primary: true, ..
+            } => pk = true,
+            ast::ColumnOption::Unique {
+                is_primary: false,
+                characteristics: None,
+            } => unique = Some(o.name.as_ref().map(expr::column_name)),
+            ast::ColumnOption::NotNull => not_null = true,
+            ast::ColumnOption::Null => {}
+            // A constant DEFAULT, cast to the column's type once.
+            ast::ColumnOption::Default(e) => {
+                default = Some(crate::engine::constant(e)?.coerce(ty, &name)?)
+            }
+            other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        }
+    }
+    if default == Some(crate::value::Datum::Null) {
+        default = None;
+    }
+    Ok((
+        ColumnDef {
+            name,
+            ty,
+            not_null,
+            default,
+        },
+        pk,
+        unique,
+    ))
+}
+
+/// The catalog after `ALTER TABLE t ADD [COLUMN] [IF NOT EXISTS] c type [NOT NULL] [DEFAULT v]
+/// [UNIQUE]`, the one alteration supported. The rebuild gives existing rows the default (or NULL,
+/// refused in a NOT NULL column: `23502`), see [`crate::engine`].
+pub fn alter_table(
+    cat: &Catalog,
+    name: &ast::ObjectName,
+    if_exists: bool,
+    ops: &[ast::AlterTableOperation],
+) -> SqlResult<Option<Catalog>> {
+    let t = expr::object_name(name)?;
+    let Some(ti) = cat.tables.iter().position(|x| x.name == t) else {
+        if if_exists {
+            return Ok(None);
+        }
+        return Err(SqlError::undefined_table(&t));
+    };
+    let mut next = cat.clone();
+    for op in ops {
+        let ast::AlterTableOperation::AddColumn {
+            if_not_exists,
+            column_def: c,
+            column_position: None,
+            ..
+        } = op
+        else {
+            return Err(SqlError::unsupported(format!("ALTER TABLE {op}")));
+        };
+        let (col, is_pk, unique) = column_def(c)?;
+        if next.tables[ti].column(&col.name).is_some() {
+            if *if_not_exists {
+                continue;
+            }
+            return Err(SqlError::new(
+                "42701",
+                format!("column \"{}\" of relation \"{t}\" already exists", col.name),
+            ));
+        }
+        if is_pk {
+            return Err(SqlError::unsupported(
+                "ALTER TABLE ADD of a PRIMARY KEY column",
+            ));
+        }
+        if next.tables[ti].columns.len() >= ordo::storage::schema::MAX_COLUMNS {
+            return Err(SqlError::new("54011", "tables can have at most 64 columns"));
+        }
+        let n = col.name.clone();
+        next.tables[ti].columns.push(col);
+        if let Some(u) = unique {
+            add_unique(&mut next, ti, u, &[n])?;
+        }
+    }
+    Ok(Some(next))
+}
+
 /// The catalog after `CREATE TABLE`.
 pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Catalog>> {
     let name = expr::object_name(&ct.name)?;
@@ -79,26 +174,14 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
                 format!("column \"{n}\" specified more than once"),
             ));
         }
-        let mut not_null = false;
-        for o in &c.options {
-            match &o.option {
-                ast::ColumnOption::Unique {
-                    is_primary: true, ..
-                } => pk.push(columns.len()),
-                ast::ColumnOption::Unique {
-                    is_primary: false,
-                    characteristics: None,
-                } => uniques.push((o.name.as_ref().map(expr::column_name), vec![n.clone()])),
-                ast::ColumnOption::NotNull => not_null = true,
-                ast::ColumnOption::Null => {}
-                other => return Err(SqlError::unsupported(format!("column option {other}"))),
-            }
+        let (col, is_pk, unique) = column_def(c)?;
+        if is_pk {
+            pk.push(columns.len());
         }
-        columns.push(ColumnDef {
-            name: n,
-            ty: sql_type(&c.data_type)?,
-            not_null,
-        });
+        if let Some(u) = unique {
+            uniques.push((u, vec![n.clone()]));
+        }
+        columns.push(col);
     }
     for tc in &ct.constraints {
         match tc {

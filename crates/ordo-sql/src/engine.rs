@@ -93,15 +93,49 @@ fn build<P: Protocol>(
     mut cat: Catalog,
     config: &ProtocolConfig,
 ) -> SqlResult<Instance<P>> {
-    // 1. Read the rows of every table that stays, through the current protocol.
+    // 1. Read the rows of every table that stays, through the current protocol. A column the
+    //    table did not have (ALTER TABLE … ADD) gets its DEFAULT, or NULL.
     let mut data: Vec<Vec<Row>> = Vec::new();
     {
         let mut tx = cur.protocol.begin(worker);
         for t in &cat.tables {
-            data.push(match cur.catalog.table(&t.name) {
-                Some(old) => access::fetch(&mut tx, old, &Path::Full)?,
-                None => Vec::new(),
-            });
+            let Some(old) = cur.catalog.table(&t.name) else {
+                data.push(Vec::new());
+                continue;
+            };
+            let from: Vec<Option<usize>> = t.columns.iter().map(|c| old.column(&c.name)).collect();
+            let mut rows = access::fetch(&mut tx, old, &Path::Full)?;
+            if from.iter().enumerate().any(|(i, f)| *f != Some(i))
+                || t.columns.len() != old.columns.len()
+            {
+                for (_, r) in rows.iter_mut() {
+                    *r = from
+                        .iter()
+                        .zip(&t.columns)
+                        .map(|(f, c)| match f {
+                            Some(i) => r[*i].clone(),
+                            None => c.default.clone().unwrap_or(Datum::Null),
+                        })
+                        .collect();
+                }
+            }
+            for (_, r) in &rows {
+                if let Some(c) = t
+                    .columns
+                    .iter()
+                    .zip(r)
+                    .find_map(|(c, d)| (c.not_null && *d == Datum::Null).then_some(c))
+                {
+                    return Err(SqlError::new(
+                        "23502",
+                        format!(
+                            "column \"{}\" of relation \"{}\" contains null values",
+                            c.name, t.name
+                        ),
+                    ));
+                }
+            }
+            data.push(rows);
         }
         tx.commit()?;
     }
@@ -161,7 +195,7 @@ fn load_table<M: Default + Send + Sync>(
         table
             .load(*k, scratch, |rm| {
                 for (c, d) in r.iter().enumerate() {
-                    d.write(rm, c);
+                    d.write_as(rm, c, t.columns[c].ty);
                 }
                 Ok(())
             })

@@ -245,7 +245,7 @@ fn insert<T: Tx>(
                             "INSERT has more expressions than target columns",
                         ));
                     }
-                    let mut row: Vec<Datum> = def.columns.iter().map(|_| Datum::Null).collect();
+                    let mut row = defaults(def);
                     for (v, &c) in r.into_iter().zip(&targets) {
                         row[c] = v.coerce(def.columns[c].ty, &def.columns[c].name)?;
                     }
@@ -264,8 +264,7 @@ fn insert<T: Tx>(
                 "INSERT has more expressions than target columns or fewer",
             ));
         }
-        // An omitted column is NULL (no column has a DEFAULT).
-        let mut row: Vec<Datum> = def.columns.iter().map(|_| Datum::Null).collect();
+        let mut row = defaults(def);
         for (e, &c) in tuple.iter().zip(&targets) {
             let mut sub = |q: &ast::Query| subquery(tx, cat, q, params, None);
             let x = expr::compile(e, &mut Scope::with_sub(None, &mut sub))?;
@@ -280,6 +279,14 @@ fn insert<T: Tx>(
         n += 1;
     }
     Ok(Output::Command(format!("INSERT 0 {n}")))
+}
+
+/// A new row before its values are set: every column its DEFAULT, or NULL.
+fn defaults(def: &TableDef) -> Vec<Datum> {
+    def.columns
+        .iter()
+        .map(|c| c.default.clone().unwrap_or(Datum::Null))
+        .collect()
 }
 
 /// Inserts one coerced row and its index entries.
@@ -530,6 +537,7 @@ fn generate_series(
             name: column,
             ty: crate::value::SqlType::Int,
             not_null: true,
+            default: None,
         }],
         primary_key: Vec::new(),
         indexes: Vec::new(),

@@ -16,7 +16,7 @@
 //! | [`datetime`]  | DATE / TIMESTAMP / TIMESTAMPTZ: ISO input, civil calendar, psql's output    |
 //! | [`key`]       | order-preserving encodings of values into `u64` keys                       |
 //! | [`catalog`]   | SQL tables, primary keys and indexes → storage tables                      |
-//! | [`ddl`]       | CREATE TABLE / CREATE INDEX / DROP → the next catalog                      |
+//! | [`ddl`]       | CREATE TABLE / CREATE INDEX / ALTER TABLE ADD / DROP → the next catalog     |
 //! | [`engine`]    | one protocol instance + catalog; DDL rebuilds it                           |
 //! | [`expr`]      | expressions compiled against a table, evaluated on rows                    |
 //! | [`access`]    | WHERE → point reads, key-range scans, index-range scans or full scans      |

@@ -367,7 +367,10 @@ fn classify(stmt: &Statement, prepared: &HashMap<String, Statement>) -> SqlResul
             chain: false,
             savepoint: None,
         } => Kind::Rollback,
-        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => Kind::Ddl,
+        Statement::CreateTable(_)
+        | Statement::CreateIndex(_)
+        | Statement::AlterTable { .. }
+        | Statement::Drop { .. } => Kind::Ddl,
         Statement::Set(_) | Statement::Prepare { .. } | Statement::Deallocate { .. } => Kind::Local,
         Statement::Execute {
             name: Some(name),
@@ -427,6 +430,15 @@ fn ddl_catalog(stmt: &Statement, cat: &Catalog) -> SqlResult<(Option<Catalog>, &
     match stmt {
         Statement::CreateTable(ct) => Ok((ddl::create_table(cat, ct)?, "CREATE TABLE")),
         Statement::CreateIndex(ci) => Ok((ddl::create_index(cat, ci)?, "CREATE INDEX")),
+        Statement::AlterTable {
+            name,
+            if_exists,
+            operations,
+            ..
+        } => Ok((
+            ddl::alter_table(cat, name, *if_exists, operations)?,
+            "ALTER TABLE",
+        )),
         Statement::Drop {
             object_type,
             if_exists,

@@ -1029,3 +1029,80 @@ fn concurrent_unique_inserts_conflict_under_every_protocol() {
         );
     }
 }
+
+/// `ALTER TABLE … ADD [COLUMN]` and constant `DEFAULT`s as PostgreSQL 15 (each expected value and
+/// SQLSTATE below is what psql printed for the same statements): existing rows keep their data
+/// and get the default or NULL; NOT NULL without a default on a table with rows is 23502.
+#[test]
+fn alter_table_add_column_keeps_the_rows() {
+    use Datum::Null;
+    for p in protocols() {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE t (k INT PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v); \
+             INSERT INTO t VALUES (1, 'a'), (2, NULL)",
+        );
+        let r = s.execute(
+            "ALTER TABLE t ADD COLUMN a INT; \
+             ALTER TABLE t ADD b TEXT NOT NULL DEFAULT 'x', ADD c INT DEFAULT 7",
+        );
+        assert_eq!(tags(&r), ["ALTER TABLE", "ALTER TABLE"], "{p}");
+        assert_eq!(
+            rows(&s, "SELECT * FROM t ORDER BY k"),
+            vec![
+                vec![int(1), text("a"), Null, text("x"), int(7)],
+                vec![int(2), Null, Null, text("x"), int(7)]
+            ],
+            "{p}"
+        );
+        assert_eq!(
+            err(&s.execute("ALTER TABLE t ADD d INT NOT NULL")),
+            "23502",
+            "{p}"
+        );
+        assert_eq!(err(&s.execute("ALTER TABLE t ADD a INT")), "42701", "{p}");
+        ok(&s, "ALTER TABLE t ADD COLUMN IF NOT EXISTS a INT");
+        assert_eq!(
+            err(&s.execute("ALTER TABLE nope ADD x INT")),
+            "42P01",
+            "{p}"
+        );
+        ok(
+            &s,
+            "ALTER TABLE t ADD e INT UNIQUE; INSERT INTO t (k) VALUES (3)",
+        );
+        assert_eq!(
+            rows(&s, "SELECT k, v, a, b, c, e FROM t WHERE k = 3"),
+            vec![vec![int(3), Null, Null, text("x"), int(7), Null]],
+            "{p}"
+        );
+        ok(&s, "UPDATE t SET e = 1 WHERE k = 1");
+        assert_eq!(
+            err(&s.execute("UPDATE t SET e = 1 WHERE k = 2")),
+            "23505",
+            "{p}"
+        );
+        assert_eq!(
+            rows(&s, "SELECT k FROM t WHERE v = 'a'"),
+            vec![vec![int(1)]],
+            "{p}: the index survives the rebuild"
+        );
+    }
+    let s = session("2pl-detect");
+    ok(
+        &s,
+        "CREATE TABLE e (k INT); ALTER TABLE e ADD d INT NOT NULL",
+    );
+    assert_eq!(err(&s.execute("INSERT INTO e (k) VALUES (1)")), "23502");
+    ok(&s, "CREATE TABLE f (k INT DEFAULT 1 + 2, d DATE DEFAULT '2024-01-02'); INSERT INTO f (k) VALUES (5); INSERT INTO f (d) VALUES (NULL)");
+    assert_eq!(
+        rows(&s, "SELECT * FROM f ORDER BY k"),
+        vec![vec![int(3), Null], vec![int(5), Datum::Date(19724)],]
+    );
+    assert_eq!(
+        err(&s.execute("CREATE TABLE g (j INT DEFAULT (SELECT 1))")),
+        "0A000"
+    );
+    assert_eq!(err(&s.execute("ALTER TABLE f DROP COLUMN d")), "0A000");
+}

@@ -194,7 +194,7 @@ impl Schema {
     }
 
     /// Learns from DDL: `CREATE TABLE` adds a table (replacing one of the same name), `DROP TABLE`
-    /// removes it. Other statements are ignored. A table wider than 64 columns is refused.
+    /// removes it, `ALTER TABLE … ADD COLUMN` and `CREATE UNIQUE INDEX` extend it. Other statements are ignored. A table wider than 64 columns is refused.
     pub fn observe(&mut self, stmt: &ast::Statement) -> Result<(), LockError> {
         match stmt {
             ast::Statement::CreateTable(ct) => {
@@ -278,6 +278,42 @@ impl Schema {
                     key,
                     uniques,
                 });
+            }
+            ast::Statement::AlterTable {
+                name, operations, ..
+            } => {
+                let Ok(name) = object_name(name) else {
+                    return Ok(());
+                };
+                let Some(t) = self.tables.iter_mut().find(|t| t.name == name) else {
+                    return Ok(());
+                };
+                for op in operations {
+                    if let ast::AlterTableOperation::AddColumn { column_def: c, .. } = op {
+                        let n = column_name(&c.name);
+                        if t.column(&n).is_some() {
+                            continue;
+                        }
+                        if t.columns.len() >= 64 {
+                            return Err(LockError(format!(
+                                "locks tables of at most 64 columns; \"{name}\" would have more"
+                            )));
+                        }
+                        t.columns.push((n, kind_of(&c.data_type)));
+                        let unique = c.options.iter().any(|o| {
+                            matches!(
+                                o.option,
+                                ast::ColumnOption::Unique {
+                                    is_primary: false,
+                                    ..
+                                }
+                            )
+                        });
+                        if unique {
+                            t.uniques.push(vec![(t.columns.len() - 1) as ColumnId]);
+                        }
+                    }
+                }
             }
             ast::Statement::CreateIndex(ci) if ci.unique => {
                 let Ok(name) = object_name(&ci.table_name) else {

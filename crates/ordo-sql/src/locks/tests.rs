@@ -215,3 +215,13 @@ fn an_update_of_a_unique_column_locks_its_new_value() {
         .unwrap();
     assert_eq!(l.len(), 1, "{l:?}");
 }
+
+#[test]
+fn learns_added_columns() {
+    let mut s = schema();
+    s.observe(&parse("ALTER TABLE kv ADD COLUMN w INT UNIQUE").unwrap()[0])
+        .unwrap();
+    let t = s.table("kv").unwrap().1;
+    assert_eq!(t.columns.len(), 3);
+    assert_eq!(t.uniques, vec![vec![2]]);
+}

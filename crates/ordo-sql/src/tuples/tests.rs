@@ -9,6 +9,7 @@ use std::sync::Arc;
 /// `t (id INT PRIMARY KEY, day INT, on_call BOOLEAN, note TEXT, pay FLOAT)`.
 fn def() -> TableDef {
     let col = |name: &str, ty| ColumnDef {
+        default: None,
         name: name.into(),
         ty,
         not_null: false,
