@@ -565,6 +565,15 @@ impl LockManager {
         self.for_each_bucket(&h.place, |_, b| b.remove(&h.lock));
     }
 
+    /// N, the buckets of `relation` when the manager filters (§2.2.3); `None` without filtering
+    /// or for an unknown relation.
+    pub fn buckets(&self, relation: RelationId) -> Option<u32> {
+        match self.rule.opts.filter {
+            true => self.tables.get(relation as usize).map(|t| t.len() as u32),
+            false => None,
+        }
+    }
+
     /// Locks in the active sets now (a lock in k buckets counts k times).
     pub fn active(&self) -> usize {
         self.global.len()

@@ -14,7 +14,11 @@ fn scans(c: &mut Criterion) {
     let mut db: Database<()> = Database::new();
     let schema = Schema::new(vec![Column::new("x", ColumnType::Int)]).unwrap();
     let id = db
-        .create_table(TableSpec::new("t", schema).ordered(0).capacity(ROWS as usize))
+        .create_table(
+            TableSpec::new("t", schema)
+                .ordered(0)
+                .capacity(ROWS as usize),
+        )
         .unwrap();
     let t = db.table(id);
     // Keys inserted out of order, as a loaded table's often are.

@@ -33,7 +33,7 @@
 //! | paper | here |
 //! |-------|------|
 //! | §2.1 predicate locks, the conflict rule, Algorithm 1 (snapshot-and-insert, wait for earlier conflicting locks) | the `ordo-predicate` crate ([`ordo_predicate::LockManager`]) |
-//! | §2.2 optimizations: conjunct grouping, prepared predicates and the conflict graph, column filtering (N = 1,024 buckets per relation), column-level conflicts, the DNF threshold k | the crate's [`ordo_predicate::Optimizations`], picked by `--dibs-opt` ([`OPT_KNOB`]); `dibs-naive` is §2.1 alone. Column-level conflicts never fire on Ordo's store, whose version words are per row ([`requests`]) |
+//! | §2.2 optimizations: conjunct grouping, prepared predicates and the conflict graph, column filtering (N buckets per relation, `--dibs-buckets` ([`BUCKETS_KNOB`]), 1,024 by default), column-level conflicts, the DNF threshold k | the crate's [`ordo_predicate::Optimizations`], picked by `--dibs-opt` ([`OPT_KNOB`]); `dibs-naive` is §2.1 alone. Column-level conflicts never fire on Ordo's store, whose version words are per row ([`requests`]) |
 //! | §3.2 request templates (relation, read and write columns, parameterized predicate) | five per table, over whole rows ([`requests`]) |
 //! | §3.1 the worker: lock per request, execute, roll back and restart on a timeout, commit, release | [`txn::DibsTx`] on the kit's in-place executor with its undo log ([`crate::protocols::kit::inplace`]); restarts by the harness's retry loop |
 //! | §3.1 deadlock: timeout + jitter | `--dibs-deadlock timeout` ([`DEADLOCK_KNOB`], [`TIMEOUT_KNOB`]: 10 ms + up to 10 ms); by default waits-for cycles are detected instead ([`waits`]), which §3.1 allows |
@@ -110,10 +110,25 @@ pub const OPT_KNOB: OptionSpec = OptionSpec::new(
     ValueKind::Choice(STEPS),
     "dibs: the predicate lock manager's optimizations, cumulative as in the paper's Fig. 3: naive \
      (§2.1 alone: one active set, full DNF), grouping (+ conjunct grouping), prepared (+ prepared \
-     predicates and the conflict graph), filter (+ column filtering, 1,024 buckets per table), full \
+     predicates and the conflict graph), filter (+ column filtering, --dibs-buckets per table), full \
      (+ column-level conflicts and the DNF threshold k = 1024). dibs-naive is always naive.",
 )
 .default("full");
+
+/// `--dibs-buckets`: N, the buckets of active locks per table under column filtering (§2.2.3).
+pub const BUCKETS_KNOB: OptionSpec = OptionSpec::new(
+    "dibs-buckets",
+    "N",
+    ValueKind::Int {
+        min: 1,
+        max: 65_536,
+    },
+    "dibs, from --dibs-opt filter on: N, the buckets of active predicate locks per table \
+     (§2.2.3). A lock whose predicate pins keys goes into their buckets; one that pins none (a \
+     scan) goes into all N. The paper picks N per workload for throughput (§4.3): 1,024 for TATP \
+     and YCSB (the public artifact's default), 8 for SEATS, 1 for SubscriberScan.",
+)
+.default("1024");
 
 /// `--dibs-timeout-ms`: how long a program's transaction waits for a predicate lock.
 pub const TIMEOUT_KNOB: OptionSpec = OptionSpec::new(
@@ -151,6 +166,8 @@ pub trait Variant: Send + Sync + 'static {
     const INFO: ProtocolInfo;
     /// The lock manager's optimizations, given the knobs.
     fn optimizations(knobs: &Settings) -> Optimizations;
+    /// N, the buckets per table when the optimizations filter (one when they do not).
+    fn buckets(knobs: &Settings) -> u32;
 }
 
 /// `dibs`: every optimization by default, or a step of Fig. 3's ablation (`--dibs-opt`).
@@ -162,7 +179,7 @@ impl Variant for Full {
         paper: PAPER,
         isolation: Isolation::Serializable,
         interactive: Interactive::Concurrent,
-        knobs: &[&OPT_KNOB, &DEADLOCK_KNOB, &TIMEOUT_KNOB],
+        knobs: &[&OPT_KNOB, &BUCKETS_KNOB, &DEADLOCK_KNOB, &TIMEOUT_KNOB],
     };
     fn optimizations(knobs: &Settings) -> Optimizations {
         let step = knobs
@@ -174,6 +191,12 @@ impl Variant for Full {
             .find(|s| s.name() == step)
             .unwrap_or(Step::Full);
         Optimizations::cumulative(step)
+    }
+    fn buckets(knobs: &Settings) -> u32 {
+        let n = knobs
+            .int_or_default(&BUCKETS_KNOB)
+            .unwrap_or_else(|e| unreachable!("a checked DIBS knob: {e}"));
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 }
 
@@ -191,6 +214,9 @@ impl Variant for Naive {
     };
     fn optimizations(_: &Settings) -> Optimizations {
         Optimizations::naive()
+    }
+    fn buckets(_: &Settings) -> u32 {
+        1
     }
 }
 
@@ -230,7 +256,7 @@ impl<V: Variant> Protocol for Dibs<V> {
             .unwrap_or_else(|e| unreachable!("a checked DIBS knob: {e}"));
         let timeout = Duration::from_millis(ms);
         let plm = LockManager::new(
-            requests::relations(&db),
+            requests::relations(&db, V::buckets(&config.knobs)),
             requests::templates(&db),
             V::optimizations(&config.knobs),
             Config {

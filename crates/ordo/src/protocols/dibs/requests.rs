@@ -32,9 +32,6 @@ use ordo_predicate::{
     TemplateId, Value,
 };
 
-/// Buckets per relation when column filtering is on (the public artifact's N).
-pub const BUCKETS: u32 = 1024;
-
 /// Templates per table, and the offset of each in a table's block.
 pub const PER_TABLE: u32 = 5;
 pub const GET: u32 = 0;
@@ -82,11 +79,12 @@ pub fn all_columns<M: Default + Send + Sync>(t: &Table<M>) -> PredColumns {
     PredColumns::all(width(t))
 }
 
-/// The relations of `db` as the lock manager sees them: one per table, keyed by column 0.
-pub fn relations<M: Default + Send + Sync>(db: &Database<M>) -> Vec<RelationSpec> {
+/// The relations of `db` as the lock manager sees them: one per table, keyed by column 0, with
+/// `buckets` buckets each when column filtering is on (`--dibs-buckets`).
+pub fn relations<M: Default + Send + Sync>(db: &Database<M>, buckets: u32) -> Vec<RelationSpec> {
     db.tables()
         .iter()
-        .map(|t| RelationSpec::new(t.name(), width(t), Some(0), BUCKETS))
+        .map(|t| RelationSpec::new(t.name(), width(t), Some(0), buckets))
         .collect()
 }
 

@@ -4,7 +4,9 @@
 //! back, restart and both commit; interactive deadlocks lose their youngest transaction; waits are
 //! reported to an observer.
 
-use super::{Dibs, Full, Naive, Variant, DEADLOCK_KNOB, OPT_KNOB, STEPS, TIMEOUT_KNOB};
+use super::{
+    Dibs, Full, Naive, Variant, BUCKETS_KNOB, DEADLOCK_KNOB, OPT_KNOB, STEPS, TIMEOUT_KNOB,
+};
 use crate::harness::{verify, VerifyConfig};
 use crate::protocols::conformance::{small_db, A, B, KV, S};
 use crate::protocols::kit::testkit::{contended, interactive_alongside_worker_loop, Mixed};
@@ -47,29 +49,38 @@ fn small(step: &str) -> Dibs<Full> {
 }
 
 /// Contended histories under every step of the ablation, and `dibs-naive`: all commit, the checker
-/// finds them serializable — with deadlocks detected, and once with the paper's timeout (a short
-/// one: the mix deadlocks often, and each costs one).
+/// finds them serializable — with deadlocks detected, once with the paper's timeout (a short
+/// one: the mix deadlocks often, and each costs one), and with the paper's other bucket counts
+/// (SEATS's 8, SubscriberScan's 1).
 #[test]
 fn contended_histories_are_serializable_under_every_step() {
-    fn run<V: Variant>(step: &str, timeout_ms: Option<&str>) {
+    fn run<V: Variant>(protocol: ProtocolConfig, name: &str) {
         let cfg = VerifyConfig {
-            protocol: config(4, step, timeout_ms),
+            protocol,
             txns: 4_000,
             seed: 11,
             prefetch: true,
         };
         let v = verify::run::<Dibs<V>, Mixed>(&contended(), &cfg).unwrap();
-        let name = format!("{} --dibs-opt {step} timeout {timeout_ms:?}", V::INFO.name);
+        let name = format!("{} {name}", V::INFO.name);
         assert_eq!(v.report.committed, 4_000, "{name}");
         assert!(v.report.is_serializable(), "{name}: {}", v.report);
         assert!(v.report.anomalies.is_empty(), "{name}: {}", v.report);
         assert!(v.report.edges > 4_000, "{name}: too few dependencies");
     }
     for step in STEPS {
-        run::<Full>(step, None);
+        run::<Full>(config(4, step, None), step);
     }
-    run::<Naive>("full", None);
-    run::<Full>("full", Some("2"));
+    run::<Naive>(config(4, "full", None), "");
+    run::<Full>(config(4, "full", Some("2")), "timeout 2 ms");
+    for n in ["1", "8"] {
+        let c = config(4, "full", None).with_knob(&BUCKETS_KNOB, n).unwrap();
+        assert_eq!(
+            Dibs::<Full>::open(small_db(), &c).lock_manager().buckets(0),
+            Some(n.parse().unwrap())
+        );
+        run::<Full>(c, &format!("--dibs-buckets {n}"));
+    }
 }
 
 #[test]
