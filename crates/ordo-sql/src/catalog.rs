@@ -14,7 +14,7 @@
 
 use crate::value::SqlType;
 use ordo::storage::TableId;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::sync::Arc;
 
 /// Most rows one index value may hold (the posting list is a `VarChar` of 8-byte keys).
@@ -30,6 +30,23 @@ pub struct ColumnDef {
     pub not_null: bool,
     /// `DEFAULT`: the value an INSERT that omits the column stores (a constant; NULL if none).
     pub default: Option<crate::value::Datum>,
+    /// `SERIAL`/`BIGSERIAL`: the column's sequence, the next value it gives. Like PostgreSQL's, it
+    /// is not transactional (a rolled-back insert still uses up its value) and is shared by every
+    /// instance of the table.
+    pub sequence: Option<Arc<AtomicI64>>,
+}
+
+impl ColumnDef {
+    /// The value an INSERT that omits the column stores: the sequence's next value, the
+    /// DEFAULT, or NULL.
+    pub fn omitted(&self) -> crate::value::Datum {
+        match &self.sequence {
+            Some(s) => {
+                crate::value::Datum::Int(s.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            }
+            None => self.default.clone().unwrap_or(crate::value::Datum::Null),
+        }
+    }
 }
 
 /// A secondary index.

@@ -58,8 +58,22 @@ pub(crate) fn sql_type(t: &D) -> SqlResult<SqlType> {
 #[allow(clippy::type_complexity)]
 fn column_def(c: &ast::ColumnDef) -> SqlResult<(ColumnDef, bool, Option<Option<String>>)> {
     let name = expr::column_name(&c.name);
-    let ty = sql_type(&c.data_type)?;
-    let (mut not_null, mut pk, mut unique, mut default) = (false, false, None, None);
+    // SERIAL, BIGSERIAL, SMALLSERIAL: an integer column, NOT NULL, filled from its sequence.
+    let serial = match &c.data_type {
+        D::Custom(n, args) if args.is_empty() => expr::object_name(n).is_ok_and(|n| {
+            matches!(
+                n.as_str(),
+                "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2"
+            )
+        }),
+        _ => false,
+    };
+    let ty = if serial {
+        SqlType::Int
+    } else {
+        sql_type(&c.data_type)?
+    };
+    let (mut not_null, mut pk, mut unique, mut default) = (serial, false, None, None);
     for o in &c.options {
         match &o.option {
             ast::ColumnOption::Unique {
@@ -72,6 +86,11 @@ fn column_def(c: &ast::ColumnDef) -> SqlResult<(ColumnDef, bool, Option<Option<S
             ast::ColumnOption::NotNull => not_null = true,
             ast::ColumnOption::Null => {}
             // A constant DEFAULT, cast to the column's type once.
+            ast::ColumnOption::Default(_) if serial || default.is_some() => {
+                return Err(SqlError::syntax(format!(
+                    "multiple default values specified for column \"{name}\""
+                )))
+            }
             ast::ColumnOption::Default(e) => {
                 default = Some(crate::engine::constant(e)?.coerce(ty, &name)?)
             }
@@ -87,6 +106,7 @@ fn column_def(c: &ast::ColumnDef) -> SqlResult<(ColumnDef, bool, Option<Option<S
             ty,
             not_null,
             default,
+            sequence: serial.then(|| Arc::new(std::sync::atomic::AtomicI64::new(1))),
         },
         pk,
         unique,

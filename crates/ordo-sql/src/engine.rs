@@ -114,7 +114,7 @@ fn build<P: Protocol>(
                         .zip(&t.columns)
                         .map(|(f, c)| match f {
                             Some(i) => r[*i].clone(),
-                            None => c.default.clone().unwrap_or(Datum::Null),
+                            None => c.omitted(),
                         })
                         .collect();
                 }

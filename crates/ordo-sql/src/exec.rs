@@ -245,7 +245,7 @@ fn insert<T: Tx>(
                             "INSERT has more expressions than target columns",
                         ));
                     }
-                    let mut row = defaults(def);
+                    let mut row = defaults(def, &targets[..r.len()]);
                     for (v, &c) in r.into_iter().zip(&targets) {
                         row[c] = v.coerce(def.columns[c].ty, &def.columns[c].name)?;
                     }
@@ -264,7 +264,7 @@ fn insert<T: Tx>(
                 "INSERT has more expressions than target columns or fewer",
             ));
         }
-        let mut row = defaults(def);
+        let mut row = defaults(def, &targets);
         for (e, &c) in tuple.iter().zip(&targets) {
             let mut sub = |q: &ast::Query| subquery(tx, cat, q, params, None);
             let x = expr::compile(e, &mut Scope::with_sub(None, &mut sub))?;
@@ -281,11 +281,19 @@ fn insert<T: Tx>(
     Ok(Output::Command(format!("INSERT 0 {n}")))
 }
 
-/// A new row before its values are set: every column its DEFAULT, or NULL.
-fn defaults(def: &TableDef) -> Vec<Datum> {
+/// A new row before the values of columns `given` are set: every other column what an omitted
+/// column stores (a sequence's next value, its DEFAULT, or NULL).
+fn defaults(def: &TableDef, given: &[usize]) -> Vec<Datum> {
     def.columns
         .iter()
-        .map(|c| c.default.clone().unwrap_or(Datum::Null))
+        .enumerate()
+        .map(|(i, c)| {
+            if given.contains(&i) {
+                Datum::Null
+            } else {
+                c.omitted()
+            }
+        })
         .collect()
 }
 
@@ -538,6 +546,7 @@ fn generate_series(
             ty: crate::value::SqlType::Int,
             not_null: true,
             default: None,
+            sequence: None,
         }],
         primary_key: Vec::new(),
         indexes: Vec::new(),

@@ -172,6 +172,17 @@ fn kind_of(t: &D) -> ColumnKind {
             ColumnKind::Text
         }
         D::Bool | D::Boolean => ColumnKind::Bool,
+        D::Custom(n, args)
+            if args.is_empty()
+                && object_name(n).is_ok_and(|n| {
+                    matches!(
+                        n.as_str(),
+                        "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2"
+                    )
+                }) =>
+        {
+            ColumnKind::Int
+        }
         _ => ColumnKind::Other,
     }
 }

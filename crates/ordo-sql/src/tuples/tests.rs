@@ -10,6 +10,7 @@ use std::sync::Arc;
 fn def() -> TableDef {
     let col = |name: &str, ty| ColumnDef {
         default: None,
+        sequence: None,
         name: name.into(),
         ty,
         not_null: false,
