@@ -1,5 +1,6 @@
 //! Executing DML and queries on one transaction: INSERT, UPDATE, DELETE and SELECT (with
-//! aggregates, GROUP BY, ORDER BY, LIMIT and FOR UPDATE), all single-table.
+//! aggregates, GROUP BY, ORDER BY, LIMIT and FOR UPDATE), single-table except a SELECT's inner join
+//! of two tables.
 //!
 //! Every statement reads through an access path ([`crate::access`]) and writes through the
 //! protocol's [`Tx`], maintaining secondary indexes ([`crate::index`]) in the same transaction.
@@ -430,6 +431,168 @@ fn delete<T: Tx>(
     Ok(Output::Command(format!("DELETE {}", rows.len())))
 }
 
+/// An inner join of two tables: the tables, and the scope its expressions compile against (their
+/// columns side by side, named `qualifier.column`, see [`expr::is_join`]).
+struct Join<'c, 'q> {
+    left: &'c TableDef,
+    right: &'c TableDef,
+    scope: TableDef,
+    on: Option<&'q ast::Expr>,
+}
+
+/// `FROM a [AS x] [INNER] JOIN b [AS y] ON …` or `FROM a, b`; `None` for any other FROM.
+fn join_from<'c, 'q>(
+    cat: &'c Catalog,
+    from: &'q [ast::TableWithJoins],
+) -> SqlResult<Option<Join<'c, 'q>>> {
+    let plain = |f: &ast::TableFactor| -> SqlResult<(&'c TableDef, String)> {
+        match f {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                let t = table(cat, name)?;
+                let q = match alias {
+                    Some(a) if a.columns.is_empty() => expr::column_name(&a.name),
+                    Some(_) => return Err(SqlError::unsupported("column aliases in a join")),
+                    None => t.name.clone(),
+                };
+                Ok((t, q))
+            }
+            other => Err(SqlError::unsupported(format!("FROM {other} in a join"))),
+        }
+    };
+    let (l, r, on) = match from {
+        [] => return Ok(None),
+        [a, b] if a.joins.is_empty() && b.joins.is_empty() => (&a.relation, &b.relation, None),
+        [a] => match a.joins.as_slice() {
+            [] => return Ok(None),
+            [j] => match &j.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => match c {
+                    ast::JoinConstraint::On(e) => (&a.relation, &j.relation, Some(e)),
+                    _ => return Err(SqlError::unsupported("joins other than JOIN … ON")),
+                },
+                ast::JoinOperator::CrossJoin(ast::JoinConstraint::None) => {
+                    (&a.relation, &j.relation, None)
+                }
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "outer and other joins (only inner joins)",
+                    ))
+                }
+            },
+            _ => return Err(SqlError::unsupported("joins of more than two tables")),
+        },
+        _ => return Err(SqlError::unsupported("joins of more than two tables")),
+    };
+    let ((left, lq), (right, rq)) = (plain(l)?, plain(r)?);
+    if lq == rq {
+        return Err(SqlError::new(
+            "42712",
+            format!("table name \"{lq}\" specified more than once"),
+        ));
+    }
+    let mut columns = Vec::new();
+    for (t, q) in [(left, &lq), (right, &rq)] {
+        for c in &t.columns {
+            let mut c = c.clone();
+            c.name = format!("{q}.{}", c.name);
+            columns.push(c);
+        }
+    }
+    let scope = TableDef {
+        name: String::new(),
+        columns,
+        primary_key: Vec::new(),
+        indexes: Vec::new(),
+        uniques: Vec::new(),
+        storage: 0,
+        next_row_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
+    };
+    Ok(Some(Join {
+        left,
+        right,
+        scope,
+        on,
+    }))
+}
+
+/// The joined rows satisfying `cond` (over the join's scope), each read through the protocol: the
+/// left table by the access path of the conditions on it alone, then for each of its rows the
+/// right table by the path of `cond` with the left row's values in place (a join on the right
+/// table's key is a point read per row); where that path would scan the whole right table, it is
+/// scanned once instead.
+fn join_rows<T: Tx>(
+    tx: &mut T,
+    j: &Join<'_, '_>,
+    cond: Option<&Expr>,
+    params: &[Datum],
+) -> SqlResult<Vec<Row>> {
+    let n = j.left.columns.len();
+    let left_only: Vec<Expr> = cond
+        .map(|c| c.conjuncts())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| {
+            let mut only = true;
+            e.map_cols(&mut |i| {
+                only &= i < n;
+                Expr::Col(i)
+            });
+            only
+        })
+        .cloned()
+        .collect();
+    let left_cond = left_only
+        .into_iter()
+        .reduce(|a, b| Expr::Bin(expr::Op::And, Box::new(a), Box::new(b)));
+    let lefts = matching(tx, j.left, left_cond.as_ref(), params)?;
+    let mut whole: Option<Vec<Row>> = None;
+    let mut out = Vec::new();
+    for (_, l) in lefts {
+        let bound = cond.map(|c| {
+            c.map_cols(&mut |i| {
+                if i < n {
+                    Expr::Const(l[i].clone())
+                } else {
+                    Expr::Col(i - n)
+                }
+            })
+        });
+        let rights = match access::choose(j.right, bound.as_ref(), params) {
+            access::Path::Full | access::Path::Where(_) => {
+                if whole.is_none() {
+                    whole = Some(matching(tx, j.right, None, params)?);
+                }
+                let mut keep = Vec::new();
+                for (k, r) in whole.as_ref().expect("fetched") {
+                    let ok = match &bound {
+                        Some(b) => b.test(&Env {
+                            row: r,
+                            params,
+                            aggs: &[],
+                        })?,
+                        None => true,
+                    };
+                    if ok {
+                        keep.push((*k, r.clone()));
+                    }
+                }
+                keep
+            }
+            _ => matching(tx, j.right, bound.as_ref(), params)?,
+        };
+        for (_, r) in rights {
+            let mut row = l.clone();
+            row.extend(r);
+            out.push((0, row));
+        }
+    }
+    Ok(out)
+}
+
 /// Most rows a `generate_series` may make (they are held in memory).
 pub const SERIES_MAX: i64 = 1_000_000;
 
@@ -702,9 +865,11 @@ fn select<T: Tx>(
         Some((d, rows, in_list)) => (Some(d), Some(rows), in_list),
         None => (None, None, false),
     };
-    let def = match &series_def {
-        Some(d) => Some(d),
-        None => from_single(&s.from)?.map(|n| table(cat, n)).transpose()?,
+    let join = join_from(cat, &s.from)?;
+    let def = match (&series_def, &join) {
+        (Some(d), _) => Some(d),
+        (None, Some(j)) => Some(&j.scope),
+        (None, None) => from_single(&s.from)?.map(|n| table(cat, n)).transpose()?,
     };
     let mut aggs = Vec::new();
     let mut names = Vec::new();
@@ -729,7 +894,12 @@ fn select<T: Tx>(
             ast::SelectItem::Wildcard(_) => {
                 let d = def.ok_or_else(|| SqlError::syntax("SELECT * with no tables specified"))?;
                 for (i, c) in d.columns.iter().enumerate() {
-                    names.push(c.name.clone());
+                    // A join's columns are qualified; the output names are the columns'.
+                    let n = match expr::is_join(d) {
+                        true => c.name.split_once('.').map_or(&*c.name, |(_, n)| n),
+                        false => &c.name,
+                    };
+                    names.push(n.to_string());
                     items.push(Expr::Col(i));
                 }
             }
@@ -796,11 +966,18 @@ fn select<T: Tx>(
             order.push((k, asc, nulls_first));
         }
     }
-    let cond = s
+    let mut cond = s
         .selection
         .as_ref()
         .map(|e| expr::compile(e, &mut Scope::with_sub(def, &mut sub)))
         .transpose()?;
+    if let Some(on) = join.as_ref().and_then(|j| j.on) {
+        let on = expr::compile(on, &mut Scope::with_sub(def, &mut sub))?;
+        cond = Some(match cond {
+            Some(w) => Expr::Bin(expr::Op::And, Box::new(on), Box::new(w)),
+            None => on,
+        });
+    }
     let rows: Vec<Row> = match (def, series) {
         (Some(_), Some(series)) => {
             if !q.locks.is_empty() {
@@ -821,6 +998,13 @@ fn select<T: Tx>(
                 }
             }
             out
+        }
+        (Some(_), None) if join.is_some() => {
+            if !q.locks.is_empty() {
+                return Err(SqlError::unsupported("FOR UPDATE of a join"));
+            }
+            let j = join.as_ref().expect("checked");
+            join_rows(tx, j, cond.as_ref(), params)?
         }
         (Some(d), None) => matching(tx, d, cond.as_ref(), params)?,
         (None, _) => {

@@ -168,6 +168,24 @@ pub fn compile(e: &ast::Expr, scope: &mut Scope<'_>) -> SqlResult<Expr> {
     use ast::Expr as E;
     Ok(match e {
         E::Identifier(id) => column(scope, &ident_name(id))?,
+        // A join's scope: columns named `qualifier.column` (see `crate::exec`).
+        E::CompoundIdentifier(ids) if ids.len() == 2 && scope.table.is_some_and(is_join) => {
+            let (t, c) = (ident_name(&ids[0]), ident_name(&ids[1]));
+            let def = scope.table.expect("checked");
+            if !def
+                .columns
+                .iter()
+                .any(|x| x.name.starts_with(&format!("{t}.")))
+            {
+                return Err(SqlError::new(
+                    "42P01",
+                    format!("missing FROM-clause entry for table \"{t}\""),
+                ));
+            }
+            def.column(&format!("{t}.{c}"))
+                .map(Expr::Col)
+                .ok_or_else(|| SqlError::new("42703", format!("column {t}.{c} does not exist")))?
+        }
         E::CompoundIdentifier(ids) if ids.len() == 2 => {
             let t = ident_name(&ids[0]);
             match scope.table {
@@ -326,7 +344,30 @@ pub fn compile(e: &ast::Expr, scope: &mut Scope<'_>) -> SqlResult<Expr> {
     })
 }
 
+/// Whether `def` is the scope of a join: no name, columns named `qualifier.column`.
+pub fn is_join(def: &TableDef) -> bool {
+    def.name.is_empty()
+}
+
 fn column(scope: &Scope<'_>, name: &str) -> SqlResult<Expr> {
+    if let Some(def) = scope.table.filter(|d| is_join(d)) {
+        let found: Vec<usize> = (0..def.columns.len())
+            .filter(|&i| {
+                def.columns[i]
+                    .name
+                    .split_once('.')
+                    .is_some_and(|(_, c)| c == name)
+            })
+            .collect();
+        return match found[..] {
+            [i] => Ok(Expr::Col(i)),
+            [] => Err(SqlError::undefined_column(name)),
+            _ => Err(SqlError::new(
+                "42702",
+                format!("column reference \"{name}\" is ambiguous"),
+            )),
+        };
+    }
     scope
         .table
         .and_then(|t| t.column(name))
@@ -514,6 +555,35 @@ impl Expr {
             }
             Expr::InList { e, list, .. } => e.is_row_free() && list.iter().all(Expr::is_row_free),
             Expr::Coalesce(args) => args.iter().all(Expr::is_row_free),
+        }
+    }
+
+    /// This expression with every column reference replaced by `f` of its position.
+    pub fn map_cols(&self, f: &mut dyn FnMut(usize) -> Expr) -> Expr {
+        let mut m = |x: &Expr| Box::new(x.map_cols(f));
+        match self {
+            Expr::Col(c) => f(*c),
+            Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) => self.clone(),
+            Expr::Bin(op, a, b) => {
+                let a = m(a);
+                Expr::Bin(*op, a, m(b))
+            }
+            Expr::Not(x) => Expr::Not(m(x)),
+            Expr::Neg(x) => Expr::Neg(m(x)),
+            Expr::IsNull(x, n) => Expr::IsNull(m(x), *n),
+            Expr::Cast(x, t) => Expr::Cast(m(x), *t),
+            Expr::Between { e, lo, hi, negated } => Expr::Between {
+                e: m(e),
+                lo: m(lo),
+                hi: m(hi),
+                negated: *negated,
+            },
+            Expr::InList { e, list, negated } => Expr::InList {
+                e: m(e),
+                list: list.iter().map(|x| x.map_cols(f)).collect(),
+                negated: *negated,
+            },
+            Expr::Coalesce(args) => Expr::Coalesce(args.iter().map(|x| x.map_cols(f)).collect()),
         }
     }
 

@@ -23,7 +23,7 @@
 //! | [`index`]     | secondary-index posting lists, maintained inside the statement's transaction |
 //! | [`unique`]    | UNIQUE constraints: hashed entries, maintained inside the statement's transaction |
 //! | [`locks`]     | what a statement touches, as DIBS predicate lock requests                  |
-//! | [`exec`]      | INSERT, UPDATE, DELETE, SELECT (aggregates, GROUP BY, ORDER BY, LIMIT, FOR UPDATE) |
+//! | [`exec`]      | INSERT, UPDATE, DELETE, SELECT (aggregates, GROUP BY, ORDER BY, LIMIT, FOR UPDATE, two-table inner joins, subqueries) |
 //! | [`session`]   | a session thread: PostgreSQL transaction semantics, PREPARE/EXECUTE        |
 //! | [`error`]     | errors with SQLSTATE, from protocol aborts too                             |
 //! | [`format`](mod@format) | result tables as psql and isolationtester print them                       |

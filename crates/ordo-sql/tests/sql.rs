@@ -149,7 +149,10 @@ fn transactions_follow_postgres() {
     assert_eq!(rows(&s, "SELECT 1e308 * 0"), vec![vec![Datum::Float(0.0)]]);
     assert_eq!(rows(&s, "SELECT 1.5 * 2"), vec![vec![Datum::Float(3.0)]]);
     assert_eq!(err(&s.execute("SELECT nosuch FROM t")), "42703");
-    assert_eq!(err(&s.execute("SELECT * FROM t, t AS u")), "0A000");
+    assert_eq!(
+        err(&s.execute("SELECT * FROM t LEFT JOIN t AS u ON true")),
+        "0A000"
+    );
     assert_eq!(
         err(&s.execute("SELECT * FROM t WHERE v LIKE 'a%'")),
         "0A000"
@@ -1167,4 +1170,79 @@ fn serial_columns_follow_postgres() {
         err(&s.execute("CREATE TABLE x (a INT DEFAULT now())")),
         "0A000"
     );
+}
+
+/// Inner joins of two tables as PostgreSQL 15 (the expected rows and SQLSTATEs are what psql
+/// printed for the same statements); outer joins are not supported.
+#[test]
+fn inner_joins_follow_postgres() {
+    for p in protocols() {
+        let s = session(p);
+        ok(
+            &s,
+            "CREATE TABLE a (k INT PRIMARY KEY, x INT); CREATE TABLE b (k INT PRIMARY KEY, y INT, name TEXT); \
+             INSERT INTO a VALUES (1, 10), (2, 20), (3, 30); \
+             INSERT INTO b VALUES (10, 1, 'p'), (20, 2, 'q'), (40, 4, 'r')",
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT a.k, b.name FROM a JOIN b ON a.x = b.k ORDER BY a.k"
+            ),
+            vec![vec![int(1), text("p")], vec![int(2), text("q")]],
+            "{p}"
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT p.k, q.y FROM a p, b q WHERE p.x = q.k AND q.y > 1"
+            ),
+            vec![vec![int(2), int(2)]],
+            "{p}"
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT count(*), sum(y) FROM a INNER JOIN b ON a.x = b.k"
+            ),
+            vec![vec![int(2), int(3)]],
+            "{p}"
+        );
+        assert_eq!(
+            rows(&s, "SELECT * FROM a JOIN b ON a.x = b.k WHERE a.k = 1"),
+            vec![vec![int(1), int(10), int(10), int(1), text("p")]],
+            "{p}"
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT a.k FROM a, b WHERE a.k = 1 ORDER BY b.k DESC LIMIT 2"
+            ),
+            vec![vec![int(1)], vec![int(1)]],
+            "{p}"
+        );
+        assert_eq!(
+            columns(&s, "SELECT * FROM a JOIN b ON a.x = b.k"),
+            ["k", "x", "k", "y", "name"]
+        );
+    }
+    let s = session("2pl-detect");
+    ok(
+        &s,
+        "CREATE TABLE a (k INT PRIMARY KEY, x INT); CREATE TABLE b (k INT PRIMARY KEY)",
+    );
+    assert_eq!(
+        err(&s.execute("SELECT k FROM a JOIN b ON a.x = b.k")),
+        "42702"
+    );
+    assert_eq!(
+        err(&s.execute("SELECT c.k FROM a JOIN b ON a.x = b.k")),
+        "42P01"
+    );
+    assert_eq!(
+        err(&s.execute("SELECT * FROM a LEFT JOIN b ON a.x = b.k")),
+        "0A000"
+    );
+    assert_eq!(err(&s.execute("SELECT * FROM a, b, a AS c")), "0A000");
+    assert_eq!(err(&s.execute("SELECT * FROM a, b FOR UPDATE")), "0A000");
 }
