@@ -26,3 +26,6 @@ ORDO_MARIADB_URL=$(scripts/servers/mariadb.sh url)
 ORDO_POSTGRES_URL=$(scripts/servers/postgres.sh url)
 export ORDO_MARIADB_URL ORDO_POSTGRES_URL
 ORDO_REQUIRE_SERVERS=1 cargo test --workspace "$@"
+# PostgreSQL as the oracle of `ssi` on a few specs: each permutation's commits and serialization
+# failures against the known disagreements (scripts/pg-oracle.sh; seconds).
+scripts/pg-oracle.sh --check specs/unique-invoice.spec specs/read-only-deferrable.spec specs/write-skew.spec
