@@ -182,6 +182,10 @@ pub fn create_table(cat: &Catalog, ct: &ast::CreateTable) -> SqlResult<Option<Ca
     if ct.query.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE AS"));
     }
+    if ct.columns.is_empty() {
+        // PostgreSQL allows a table of no columns; storage needs one (before, XX000).
+        return Err(SqlError::unsupported("a table without columns"));
+    }
     let mut columns = Vec::new();
     let mut pk = Vec::new();
     // UNIQUE constraints: (name if given, column names).
