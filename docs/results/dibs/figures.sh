@@ -6,7 +6,8 @@
 #   fig3b  SEATS, 100,000 customers and 4,000 flights (--scale 100): the same
 #   fig3c  SubscriberScan at 6 conjuncts: the same against threads
 #   fig4   SubscriberScan against conjuncts (1-8), dibs (full) and dibs-naive, at the top thread count
-# Every run uses the paper's deadlock handling, a timeout plus jitter (--dibs-deadlock timeout).
+# Every run uses the paper's deadlock handling, a timeout plus jitter (--dibs-deadlock timeout),
+# and its bucket counts (§4.3): 1,024 for TATP (the default), 8 for SEATS, 1 for SubscriberScan.
 # One `ordo bench` per step, one JSON each; the report draws the steps as lines of one figure (a
 # line per protocol and non-default knobs).
 # One command per figure, with the paper's claims checked: `ordo reproduce dibs` (the dibs-fig* results
@@ -40,10 +41,10 @@ ablation() { # ablation FIG ARGS...: nocc, then dibs at every step; one figure
 }
 
 fig3a() { ablation fig3a-tatp -w tatp --subscribers 1000000 -t "$THREADS"; }
-fig3b() { ablation fig3b-seats -w seats --scale 100 -t "$THREADS"; }
-fig3c() { ablation fig3c-subscriber-scan -w subscriber-scan --conjuncts 6 -t "$THREADS"; }
+fig3b() { ablation fig3b-seats -w seats --scale 100 --dibs-buckets 8 -t "$THREADS"; }
+fig3c() { ablation fig3c-subscriber-scan -w subscriber-scan --conjuncts 6 --dibs-buckets 1 -t "$THREADS"; }
 fig4() {
-  bench fig4-conjuncts -w subscriber-scan --conjuncts 1,2,3,4,5,6,7,8 -p dibs,dibs-naive -t "$TOP"
+  bench fig4-conjuncts -w subscriber-scan --conjuncts 1,2,3,4,5,6,7,8 --dibs-buckets 1 -p dibs,dibs-naive -t "$TOP"
   "$ORDO" report "$OUT/fig4-conjuncts.json" -o "$OUT/fig4-conjuncts" > /dev/null
 }
 
