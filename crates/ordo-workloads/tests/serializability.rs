@@ -30,6 +30,7 @@ fn contended() -> Ycsb {
         field_len: 16,
         hot: None,
         commit_point: None,
+        partitioning: None,
     })
     .unwrap()
 }

@@ -29,6 +29,21 @@
 //! (a value read differs with that order); and (3) the abort rate is what was asked for, not what
 //! the data happens to give. Without a commit point the programs, the request stream and the
 //! recorded parameters are the same as before the option existed.
+//!
+//! **Partitions** (`partitioning`, DBx1000's `PART_CNT` and `PERC_MULTI_PART`; `--partitions P
+//! --multi-partition PCT`): key `k` belongs to partition `k % P`, the mapping of the partitioned
+//! protocols (`hstore`, the `vll-partitioned` family, `hstore-lockmgr`:
+//! `ordo::protocols::partitioned::partition_of`), which take **P = the number of worker threads**:
+//! give `--partitions` the `-t` of the run for their transactions to be partition-local. Worker `t`'s
+//! home partition is `t % P` (as in `vll-micro`: each partition's site issues its own transactions).
+//! A single-partition transaction draws all its keys from its home partition; a multi-partition one
+//! (`PCT` percent of them, drawn with the transaction; 0 by default) from its home and one other
+//! partition drawn uniformly, its requests alternating between the two (DBx1000's `PART_PER_TXN` =
+//! 2, its first partition local). Within a partition a key is drawn as DBx1000 does: a Zipfian (θ)
+//! rank `r` in `0..rows / P`, the key `r · P + p`, so every partition has the same skew, its
+//! hottest key its smallest (the `rows % P` keys past `P · (rows / P)` are never drawn). The
+//! hot-set mode has no partitioned form. Without `--partitions` the request stream and the recorded
+//! parameters are the same as before the option existed.
 
 pub mod options;
 
@@ -70,6 +85,32 @@ pub struct CommitPoint {
 /// The fraction of transactions a commit-point check aborts unless `--abort-ratio` says otherwise.
 pub const DEFAULT_ABORT_RATIO: f64 = 0.01;
 
+/// Partition-local transactions (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Partitioning {
+    /// Number of partitions P, `--partitions`: key `k` belongs to partition `k % P`.
+    pub partitions: u32,
+    /// Percent of transactions that touch two partitions, `--multi-partition`.
+    pub multi_partition_pct: f64,
+}
+
+impl Partitioning {
+    /// The partition that holds `key`.
+    #[inline]
+    pub fn partition_of(&self, key: u64) -> u32 {
+        (key % self.partitions as u64) as u32
+    }
+    /// Keys drawn in each partition (ranks `0..local_rows`).
+    pub fn local_rows(&self, rows: u64) -> u64 {
+        rows / self.partitions as u64
+    }
+    /// The key of rank `rank` in partition `p`.
+    #[inline]
+    fn key(&self, p: u32, rank: u64) -> u64 {
+        rank * self.partitions as u64 + p as u64
+    }
+}
+
 /// YCSB parameters (see the module doc).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct YcsbConfig {
@@ -85,6 +126,10 @@ pub struct YcsbConfig {
     /// without one, as before the option existed).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub commit_point: Option<CommitPoint>,
+    /// Partition-local transactions (recorded as `partitions` and `multi_partition_pct`, absent
+    /// without, as before the option existed).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub partitioning: Option<Partitioning>,
 }
 
 impl Default for YcsbConfig {
@@ -99,6 +144,7 @@ impl Default for YcsbConfig {
             rmw: false,
             hot: None,
             commit_point: None,
+            partitioning: None,
         }
     }
 }
@@ -155,15 +201,22 @@ impl YcsbConfig {
                 format!("must be a finite number >= 0, got {}", self.theta),
             ));
         }
+        if let Some(p) = self.partitioning {
+            self.validate_partitioning(p)?;
+        }
         if self.hot.is_none() {
-            let draws = crate::zipf::distinct_draws_bound(self.rows, self.ops, self.theta);
+            // Partitioned, each partition's keys are drawn from its own `rows / P`.
+            let rows = self
+                .partitioning
+                .map_or(self.rows, |p| p.local_rows(self.rows));
+            let draws = crate::zipf::distinct_draws_bound(rows, self.ops, self.theta);
             if draws > MAX_KEY_DRAWS {
                 return Err(Error::invalid(
                     "theta",
                     format!(
                     "{} is too skewed for {} distinct keys per transaction (--ops) over {} rows: \
                      drawing them could take {draws:.1e} draws; lower --theta or --ops",
-                    self.theta, self.ops, self.rows
+                    self.theta, self.ops, rows
                 ),
                 ));
             }
@@ -217,6 +270,56 @@ impl YcsbConfig {
         }
         Ok(())
     }
+
+    fn validate_partitioning(&self, p: Partitioning) -> crate::Result<()> {
+        if p.partitions == 0 || p.partitions as u64 > self.rows {
+            return Err(Error::invalid(
+                "partitions",
+                format!(
+                    "must be between 1 and --rows ({}), got {}",
+                    self.rows, p.partitions
+                ),
+            ));
+        }
+        if !(0.0..=100.0).contains(&p.multi_partition_pct) {
+            return Err(Error::invalid(
+                "multi-partition",
+                format!(
+                    "must be a percent in [0, 100], got {}",
+                    p.multi_partition_pct
+                ),
+            ));
+        }
+        if p.multi_partition_pct > 0.0 && p.partitions < 2 {
+            return Err(Error::invalid(
+                "multi-partition",
+                format!(
+                    "({}) needs --partitions of 2 or more, got {}",
+                    p.multi_partition_pct, p.partitions
+                ),
+            ));
+        }
+        if self.hot.is_some() {
+            return Err(Error::invalid(
+                "partitions",
+                "draws Zipfian keys (--theta) in each partition; the hot set (--hot-rows) has no \
+                 partitioned form",
+            ));
+        }
+        let local = p.local_rows(self.rows);
+        if self.ops as u64 > local {
+            return Err(Error::invalid(
+                "ops",
+                format!(
+                    "({}) cannot exceed the rows of a partition, --rows / --partitions ({} / {} = \
+                     {local}): a single-partition transaction's keys are distinct keys of one \
+                     partition",
+                    self.ops, self.rows, p.partitions
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The YCSB workload.
@@ -229,7 +332,11 @@ impl Ycsb {
     /// A workload with validated parameters.
     pub fn new(cfg: YcsbConfig) -> crate::Result<Self> {
         cfg.validate()?;
-        let zipf = Zipf::new(cfg.rows, if cfg.hot.is_some() { 0.0 } else { cfg.theta });
+        // Partitioned, the ranks within a partition.
+        let n = cfg
+            .partitioning
+            .map_or(cfg.rows, |p| p.local_rows(cfg.rows));
+        let zipf = Zipf::new(n, if cfg.hot.is_some() { 0.0 } else { cfg.theta });
         Ok(Ycsb { cfg, zipf })
     }
     pub fn config(&self) -> &YcsbConfig {
@@ -360,6 +467,8 @@ impl Program for YcsbTxn {
 pub struct YcsbGen {
     rng: SmallRng,
     keys: Vec<u64>,
+    /// With partitions, the partition this worker's transactions are homed at (`thread % P`).
+    home: u32,
 }
 
 impl YcsbGen {
@@ -370,6 +479,35 @@ impl YcsbGen {
             if !self.keys[..].contains(&k) {
                 self.keys.push(k);
             }
+        }
+    }
+}
+
+impl Ycsb {
+    /// The partition of `key`, `None` without partitions.
+    pub fn partition_of(&self, key: u64) -> Option<u32> {
+        self.cfg.partitioning.map(|p| p.partition_of(key))
+    }
+
+    /// A transaction's keys with partitions (see the module doc): whether it is multi-partition is
+    /// drawn first, then its other partition if it is, then its keys.
+    fn partitioned_keys(&self, g: &mut YcsbGen) {
+        let part = self.cfg.partitioning.expect("partitioned");
+        let multi = g.rng.gen::<f64>() * 100.0 < part.multi_partition_pct;
+        let parts = [
+            g.home,
+            if multi {
+                // One of the P - 1 others, uniformly.
+                let o = g.rng.gen_range(0..part.partitions - 1);
+                o + u32::from(o >= g.home)
+            } else {
+                g.home
+            },
+        ];
+        let z = &self.zipf;
+        for i in 0..self.cfg.ops {
+            let p = parts[i % 2];
+            g.distinct(1, |rng| part.key(p, z.next(rng)));
         }
     }
 }
@@ -426,6 +564,7 @@ impl Workload for Ycsb {
         YcsbGen {
             rng: SmallRng::seed_from_u64(s),
             keys: Vec::with_capacity(self.cfg.ops),
+            home: self.cfg.partitioning.map_or(0, |p| thread % p.partitions),
         }
     }
 
@@ -443,6 +582,7 @@ impl Workload for Ycsb {
     fn next(&self, g: &mut YcsbGen, p: &mut YcsbTxn) {
         g.keys.clear();
         match self.cfg.hot {
+            None if self.cfg.partitioning.is_some() => self.partitioned_keys(g),
             None => {
                 let z = &self.zipf;
                 g.distinct(self.cfg.ops, |rng| z.next(rng));
@@ -707,3 +847,6 @@ mod declaration_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod partition_tests;

@@ -4,13 +4,18 @@
 //! `--theta`, `--hot-rows`, `--read-ratio` and `--commit-point` sweep: given as a list in `ordo
 //! bench`, the run is repeated for each value. `--hot-rows` and `--hot-per-txn` go together (the
 //! hot-set mode), and replace `--theta`'s Zipfian keys: give one key distribution or the other.
-//! `--abort-ratio` goes with `--commit-point`.
+//! `--abort-ratio` goes with `--commit-point`. `--partitions P` (absent: off, as before it existed)
+//! homes worker `t`'s transactions at partition `t % P` and keeps a single-partition one's keys in
+//! it (key `k` is partition `k % P`'s, as the partitioned protocols split the keys, P = their thread
+//! count: give `-t`); `--multi-partition PCT` (a list is a sweep; 0 by default) makes that percent
+//! touch a second partition. Both are `-w vll-micro`'s declarations, shared.
 //!
 //! The PWV paper's YCSB (§5.1–5.2): `--ops 20 --read-ratio 0 --rmw` over the default 1,000,000
 //! rows of 10 × 100 bytes, `--theta 0,0.3,0.6,0.9` (Fig. 3), and `--commit-point 0,5,10,15,20`
 //! at one θ (Fig. 4).
 
-use super::{CommitPoint, HotSet, Ycsb, YcsbConfig, DEFAULT_ABORT_RATIO, MAX_OPS};
+use super::{CommitPoint, HotSet, Partitioning, Ycsb, YcsbConfig, DEFAULT_ABORT_RATIO, MAX_OPS};
+pub use crate::vll_micro::options::{MULTI_PARTITION, PARTITIONS};
 use crate::{Purpose, Result};
 use ordo::options::{OptionSpec, Settings, ValueKind};
 
@@ -120,6 +125,8 @@ pub const OPTIONS: &[&OptionSpec] = &[
     &FIELD_LEN,
     &COMMIT_POINT,
     &ABORT_RATIO,
+    &PARTITIONS,
+    &MULTI_PARTITION,
 ];
 
 /// The configuration when no option is given: the papers' for benchmarks; a small, contended
@@ -161,6 +168,17 @@ impl Ycsb {
             (None, Some(_)) => return Err(ABORT_RATIO.error("needs --commit-point").into()),
             (None, None) => d.commit_point,
         };
+        let partitioning = match (
+            settings.int_as::<u32>(&PARTITIONS)?,
+            settings.float(&MULTI_PARTITION)?,
+        ) {
+            (Some(partitions), pct) => Some(Partitioning {
+                partitions,
+                multi_partition_pct: pct.unwrap_or(0.0),
+            }),
+            (None, Some(_)) => return Err(MULTI_PARTITION.error("needs --partitions").into()),
+            (None, None) => d.partitioning,
+        };
         if hot_rows.is_some() && theta.is_some() {
             return Err(THETA
                 .error("and --hot-rows are alternative key distributions: give one")
@@ -176,6 +194,7 @@ impl Ycsb {
             rmw: settings.flag(&RMW) || d.rmw,
             hot,
             commit_point,
+            partitioning,
         })
     }
 }
