@@ -28,8 +28,8 @@ pub const MULTI_PARTITION: OptionSpec = OptionSpec::new(
         min: 0.0,
         max: 100.0,
     },
-    "vll-micro: percent of transactions that touch two partitions, e.g. 0,20,40,60,80,100 (the \
-     paper's Fig. 9).",
+    "vll-micro, ycsb: percent of transactions that touch two partitions, e.g. 0,20,40,60,80,100 \
+     (the VLL paper's Fig. 9; ycsb: with --partitions, 0 by default).",
 )
 .sweeps();
 pub const PARTITIONS: OptionSpec = OptionSpec::new(
@@ -39,7 +39,9 @@ pub const PARTITIONS: OptionSpec = OptionSpec::new(
         min: 1,
         max: u32::MAX as u64,
     },
-    "vll-micro: number of partitions (keys k with k % partitions = p belong to partition p).",
+    "vll-micro, ycsb: number of partitions (keys k with k % partitions = p belong to partition \
+     p; worker t's transactions are homed at partition t % partitions). The partitioned \
+     protocols split keys by the thread count: give ycsb as many partitions as threads.",
 );
 pub const RECORDS: OptionSpec = OptionSpec::new(
     "records",
