@@ -15,6 +15,15 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
+/// The counting VFS's sync counter is one per process (`ordo_backends::sqlite::vfs`), and the
+/// tests of this file run on parallel threads of one process: a test that counts syncs would count
+/// its neighbours' too (a run of the whole workspace's tests saw 30 syncs where 22–25 were due). Every
+/// test here holds this lock for its whole run.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn sqlite() -> (tempfile::TempDir, Sqlite) {
     let dir = tempfile::tempdir().unwrap();
     let db = Sqlite::new(&dir.path().join("bench.db")).unwrap();
@@ -49,6 +58,7 @@ const MODES: [Mode; 3] = [
 
 #[test]
 fn ycsb_and_tatp_run_in_every_mode() {
+    let _serial = serial();
     let (_dir, db) = sqlite();
     let ycsb = Ycsb::new(YcsbConfig {
         rows: 500,
@@ -79,6 +89,7 @@ fn ycsb_and_tatp_run_in_every_mode() {
 
 #[test]
 fn merging_syncs_far_less_per_client_transaction() {
+    let _serial = serial();
     let (_dir, db) = sqlite();
     let ycsb = Ycsb::new(YcsbConfig {
         rows: 200,
@@ -125,6 +136,7 @@ fn merging_syncs_far_less_per_client_transaction() {
 /// so SQLite syncs once per G writers instead of once per G client transactions.
 #[test]
 fn counting_writers_makes_each_sync_cover_g_writers() {
+    let _serial = serial();
     let (_dir, db) = sqlite();
     let ycsb = Ycsb::new(YcsbConfig {
         rows: 200,
@@ -260,6 +272,7 @@ fn value(c: &mut dyn Conn, k: i64) -> i64 {
 #[test]
 fn a_merged_client_is_acknowledged_only_after_the_outer_commit_and_an_inner_abort_undoes_only_itself(
 ) {
+    let _serial = serial();
     let (_dir, db) = sqlite();
     driver::load(&db, &Adds).unwrap();
     let txns: Vec<Add> = (0..50)
@@ -310,6 +323,7 @@ fn a_merged_client_is_acknowledged_only_after_the_outer_commit_and_an_inner_abor
 
 #[test]
 fn individual_commit_acknowledges_each_after_its_commit() {
+    let _serial = serial();
     let (_dir, db) = sqlite();
     driver::load(&db, &Adds).unwrap();
     let txns: Vec<Add> = (0..10)
@@ -350,6 +364,7 @@ fn individual_commit_acknowledges_each_after_its_commit() {
 /// acknowledged key (flushed) — until the parent kills it.
 #[test]
 fn crash_child() {
+    let _serial = serial();
     let Ok(path) = std::env::var("ORDO_CRASH_CHILD_DB") else {
         return; // only run as the crash test's child
     };
@@ -386,6 +401,7 @@ fn crash_child() {
 
 #[test]
 fn killing_the_process_mid_group_loses_no_acknowledged_transaction() {
+    let _serial = serial();
     let (dir, db) = sqlite();
     driver::load(&db, &Adds).unwrap();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
@@ -441,6 +457,7 @@ fn killing_the_process_mid_group_loses_no_acknowledged_transaction() {
 
 #[test]
 fn merging_without_dibs_or_a_level_sqlite_lacks_is_refused() {
+    let _serial = serial();
     let (_dir, db) = sqlite();
     driver::load(&db, &Adds).unwrap();
     let e = driver::run(&db, &Adds, &config(Mode::Native(Level::ReadCommitted), 1)).unwrap_err();
