@@ -202,6 +202,9 @@ impl Runner<'_> {
             live.iter().map(|l| l.session.observer().rounds()).collect()
         };
         let mut base = snapshot(&self.live);
+        // Per session, the rounds it had reported when this settle first saw it waiting.
+        let mut began: Vec<Option<u64>> = vec![None; self.live.len()];
+        let mut was_unready = false;
         loop {
             let mut progressed = false;
             for (i, l) in self.live.iter_mut().enumerate() {
@@ -218,6 +221,28 @@ impl Runner<'_> {
                 base = snapshot(&self.live);
                 continue;
             }
+            // A wait that began since the base is a change too: the others' rounds count only from
+            // the first poll at which every waiter has reported two rounds in its wait (the
+            // protocol examines its lock, and publishes what it waits for, between the first two).
+            // Otherwise a waiter that ran its rounds before another closed a cycle with it would
+            // count as settled without having searched for that cycle.
+            let mut unready = false;
+            for (i, l) in self.live.iter().enumerate() {
+                let o = l.session.observer();
+                let waiting = l.busy.is_some() && o.is_waiting();
+                match (waiting, began[i]) {
+                    (true, None) => {
+                        began[i] = Some(o.rounds());
+                        unready = true;
+                    }
+                    (true, Some(b)) => unready |= o.rounds() < b + 2,
+                    (false, _) => began[i] = None,
+                }
+            }
+            if unready || was_unready {
+                base = snapshot(&self.live);
+            }
+            was_unready = unready;
             let settled = self.live.iter().enumerate().all(|(i, l)| {
                 let o = l.session.observer();
                 l.busy.is_none() || (o.is_waiting() && o.rounds() >= base[i] + SETTLE_ROUNDS)
