@@ -2,21 +2,9 @@
 //! checker: protocols that promise serializability produce no anomaly at all; `nocc` produces real ones.
 
 use ordo::check::AnomalyKind;
-use ordo::harness::{verify, Verified, VerifyConfig};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::harness::{verify, VerifyConfig};
+use ordo::protocols::{self, Isolation, ProtocolConfig};
 use ordo_workloads::ycsb::{CommitPoint, Ycsb, YcsbConfig};
-
-struct Run<'a> {
-    workload: &'a Ycsb,
-    cfg: &'a VerifyConfig,
-}
-
-impl ProtocolVisitor for Run<'_> {
-    type Output = Verified;
-    fn visit<P: Protocol>(self) -> Verified {
-        verify::run::<P, Ycsb>(self.workload, self.cfg).expect("verification run")
-    }
-}
 
 /// Hot: 200 rows, θ = 0.9, half the requests read-modify-writes, 8 per transaction.
 fn contended() -> Ycsb {
@@ -50,14 +38,9 @@ fn serializable_protocols_produce_no_cycles_over_100k_contended_transactions() {
         .filter(|p| p.isolation == Isolation::Serializable)
         .collect();
     for info in &serializable {
-        let v = protocols::with_protocol(
-            info.name,
-            Run {
-                workload: &w,
-                cfg: &cfg,
-            },
-        )
-        .unwrap();
+        let v = verify::run_named(info.name, &w, &cfg)
+            .unwrap()
+            .expect("verification run");
         assert!(
             v.report.committed >= 100_000,
             "{}: only {} committed",
@@ -98,14 +81,9 @@ fn serializable_protocols_abort_the_same_transactions_at_a_commit_point() {
         .into_iter()
         .filter(|p| p.isolation == Isolation::Serializable)
     {
-        let v = protocols::with_protocol(
-            info.name,
-            Run {
-                workload: &w,
-                cfg: &cfg,
-            },
-        )
-        .unwrap();
+        let v = verify::run_named(info.name, &w, &cfg)
+            .unwrap()
+            .expect("verification run");
         assert!(v.report.is_serializable(), "{}: {}", info.name, v.report);
         assert!(v.report.anomalies.is_empty(), "{}: {}", info.name, v.report);
         let c = v.report.committed;
@@ -127,14 +105,9 @@ fn nocc_histories_show_cycles() {
         seed: 11,
         prefetch: true,
     };
-    let v = protocols::with_protocol(
-        "nocc",
-        Run {
-            workload: &w,
-            cfg: &cfg,
-        },
-    )
-    .unwrap();
+    let v = verify::run_named("nocc", &w, &cfg)
+        .unwrap()
+        .expect("verification run");
     assert!(
         !v.report.is_serializable(),
         "nocc under contention should not be serializable: {}",

@@ -3,21 +3,9 @@
 //! protocol keeps them when run on one thread.
 
 use ordo::harness::{verify, Verified, VerifyConfig};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, ProtocolConfig};
 use ordo_workloads::tpcc::mix::Mix;
 use ordo_workloads::tpcc::{Tpcc, TpccConfig};
-
-struct Run<'a> {
-    workload: &'a Tpcc,
-    cfg: &'a VerifyConfig,
-}
-
-impl ProtocolVisitor for Run<'_> {
-    type Output = Verified;
-    fn visit<P: Protocol>(self) -> Verified {
-        verify::run::<P, Tpcc>(self.workload, self.cfg).expect("verification run")
-    }
-}
 
 /// One tiny warehouse: every New-Order and Payment of a district meets at its d_next_o_id / d_ytd.
 fn contended(mix: &str, no_ytd: bool) -> Tpcc {
@@ -53,14 +41,9 @@ fn run(name: &str, w: &Tpcc, threads: usize, txns: u64, seed: u64) -> Verified {
         seed,
         prefetch: true,
     };
-    protocols::with_protocol(
-        name,
-        Run {
-            workload: w,
-            cfg: &cfg,
-        },
-    )
-    .unwrap()
+    verify::run_named(name, w, &cfg)
+        .unwrap()
+        .expect("verification run")
 }
 
 #[test]

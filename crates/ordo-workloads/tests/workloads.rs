@@ -6,7 +6,7 @@
 
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig, Workload};
-use ordo::protocols::{self, Isolation, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::protocols::{self, Isolation, ProtocolConfig};
 use ordo_workloads::callas_micro::{self, CallasMicro, CallasMicroConfig};
 use ordo_workloads::pwv_micro::{PwvMicro, PwvMicroConfig};
 use ordo_workloads::salt_micro::{SaltMicro, SaltMicroConfig, Variant};
@@ -16,18 +16,6 @@ use ordo_workloads::tatp::{Tatp, TatpConfig};
 use ordo_workloads::ticketing::{Ticketing, TicketingConfig};
 use ordo_workloads::vll_range::{VllRange, VllRangeConfig};
 
-struct Run<'a, W> {
-    workload: &'a W,
-    cfg: &'a VerifyConfig,
-}
-
-impl<W: Workload> ProtocolVisitor for Run<'_, W> {
-    type Output = Verified;
-    fn visit<P: Protocol>(self) -> Verified {
-        verify::run::<P, W>(self.workload, self.cfg).expect("verification run")
-    }
-}
-
 fn verify<W: Workload>(protocol: &str, w: &W, threads: usize, txns: u64, seed: u64) -> Verified {
     let cfg = VerifyConfig {
         protocol: ProtocolConfig::with_threads(threads),
@@ -35,14 +23,9 @@ fn verify<W: Workload>(protocol: &str, w: &W, threads: usize, txns: u64, seed: u
         seed,
         prefetch: true,
     };
-    protocols::with_protocol(
-        protocol,
-        Run {
-            workload: w,
-            cfg: &cfg,
-        },
-    )
-    .unwrap()
+    verify::run_named(protocol, w, &cfg)
+        .unwrap()
+        .expect("verification run")
 }
 
 /// Every serializable protocol, at 1, 2 and 4 threads (4 on a 2-core machine: preemption inside
@@ -244,14 +227,9 @@ fn salt_micro_and_ticketing_under_the_salt_protocols_at_serializable() {
                 seed: 17,
                 prefetch: true,
             };
-            let v = protocols::with_protocol(
-                name,
-                Run {
-                    workload: w,
-                    cfg: &cfg,
-                },
-            )
-            .unwrap();
+            let v = verify::run_named(name, w, &cfg)
+                .unwrap()
+                .expect("verification run");
             assert!(v.report.anomalies.is_empty(), "{name}: {}", v.report);
             assert_eq!(v.invariants, Ok(()), "{name}: invariants");
         }

@@ -1,9 +1,9 @@
 use super::*;
 use crate::catalog::given;
 use crate::Purpose;
-use ordo::harness::{verify, Verified, VerifyConfig};
+use ordo::harness::{verify, VerifyConfig};
 use ordo::protocols::nocc::NoCC;
-use ordo::protocols::{self, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::protocols::{Protocol, ProtocolConfig};
 use ordo::txn::declared::run_checked;
 use ordo::txn::AbortReason;
 
@@ -386,18 +386,6 @@ fn a_long_serial_run_keeps_the_invariants() {
     w.check(p.db()).unwrap();
 }
 
-struct Run<'a> {
-    workload: &'a Seats,
-    cfg: &'a VerifyConfig,
-}
-
-impl ProtocolVisitor for Run<'_> {
-    type Output = Verified;
-    fn visit<P: Protocol>(self) -> Verified {
-        verify::run::<P, Seats>(self.workload, self.cfg).expect("verification run")
-    }
-}
-
 /// Contended: 4 threads, 100 customers on 4 flights. Every family of protocols (predicate locks,
 /// 2PL, OCC, SSI, deterministic, partitioned): serializable, the invariants kept.
 #[test]
@@ -419,14 +407,9 @@ fn contended_histories_are_serializable_and_keep_the_invariants() {
         "vll",
         "hstore",
     ] {
-        let v = protocols::with_protocol(
-            name,
-            Run {
-                workload: &w,
-                cfg: &cfg,
-            },
-        )
-        .unwrap();
+        let v = verify::run_named(name, &w, &cfg)
+            .unwrap()
+            .expect("verification run");
         assert!(v.report.committed >= 1_000, "{name}: {}", v.report);
         assert!(v.report.is_serializable(), "{name}: {}", v.report);
         assert!(v.report.anomalies.is_empty(), "{name}: {}", v.report);

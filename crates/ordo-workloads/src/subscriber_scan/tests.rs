@@ -1,9 +1,9 @@
 use super::*;
 use crate::catalog::given;
 use crate::Purpose;
-use ordo::harness::{verify, Verified, VerifyConfig};
+use ordo::harness::{verify, VerifyConfig};
 use ordo::protocols::nocc::NoCC;
-use ordo::protocols::{self, Protocol, ProtocolConfig, ProtocolVisitor};
+use ordo::protocols::{Protocol, ProtocolConfig};
 use ordo::txn::declared::run_checked;
 
 fn scan(subscribers: u64, conjuncts: u32) -> SubscriberScan {
@@ -114,18 +114,6 @@ fn requests_name_exactly_the_rows_of_their_predicate() {
     w.check(p.db()).unwrap();
 }
 
-struct Run<'a> {
-    workload: &'a SubscriberScan,
-    cfg: &'a VerifyConfig,
-}
-
-impl ProtocolVisitor for Run<'_> {
-    type Output = Verified;
-    fn visit<P: Protocol>(self) -> Verified {
-        verify::run::<P, SubscriberScan>(self.workload, self.cfg).expect("verification run")
-    }
-}
-
 /// Contended: 4 threads over 300 rows with one conjunct (an update names about 40 rows, and most
 /// pairs of predicates overlap). DIBS with and without its optimizations, and a protocol that
 /// protects the requests as whole-table scans: serializable, the invariant kept.
@@ -139,14 +127,9 @@ fn contended_histories_are_serializable() {
         prefetch: true,
     };
     for name in ["dibs", "dibs-naive", "2pl-detect", "silo", "ssi"] {
-        let v = protocols::with_protocol(
-            name,
-            Run {
-                workload: &w,
-                cfg: &cfg,
-            },
-        )
-        .unwrap();
+        let v = verify::run_named(name, &w, &cfg)
+            .unwrap()
+            .expect("verification run");
         assert!(v.report.committed >= 2_000, "{name}: {}", v.report);
         assert!(v.report.is_serializable(), "{name}: {}", v.report);
         assert!(v.report.anomalies.is_empty(), "{name}: {}", v.report);

@@ -3,7 +3,7 @@
 use super::prefetch::Prefetch;
 use super::workload::{Violation, Workload};
 use crate::check::{self, Event, History, Report, TxnRecord};
-use crate::protocols::{Protocol, ProtocolConfig};
+use crate::protocols::{self, Protocol, ProtocolConfig, ProtocolVisitor, UnknownProtocol};
 use crate::txn::{Abort, AbortReason, RequestSource, Ticket};
 
 /// How to run a verification.
@@ -46,6 +46,26 @@ fn check_recording(txns: u64, memory: Option<u64>) -> crate::Result<()> {
         }),
         _ => Ok(()),
     }
+}
+
+/// [`run`] under the protocol registered as `name` (for callers that pick protocols by name, as
+/// the workloads' tests do); `Err` if no protocol has that name.
+pub fn run_named<W: Workload>(
+    name: &str,
+    workload: &W,
+    cfg: &VerifyConfig,
+) -> Result<crate::Result<Verified>, UnknownProtocol> {
+    struct Named<'a, W> {
+        workload: &'a W,
+        cfg: &'a VerifyConfig,
+    }
+    impl<W: Workload> ProtocolVisitor for Named<'_, W> {
+        type Output = crate::Result<Verified>;
+        fn visit<P: Protocol>(self) -> Self::Output {
+            run::<P, W>(self.workload, self.cfg)
+        }
+    }
+    protocols::with_protocol(name, Named { workload, cfg })
 }
 
 /// Runs `cfg.txns` transactions of `workload` under `P` with recording on and checks the history.
