@@ -190,8 +190,17 @@ fn matching<T: Tx>(
     params: &[Datum],
 ) -> SqlResult<Vec<Row>> {
     let path = access::choose(def, cond, params);
-    let rows = access::fetch(tx, def, &path)?;
-    let mut out = Vec::with_capacity(rows.len());
+    filter(access::fetch(tx, def, &path)?, cond, params)
+}
+
+/// The rows that satisfy `cond` (all of them without one).
+fn filter(
+    rows: impl IntoIterator<Item = Row>,
+    cond: Option<&Expr>,
+    params: &[Datum],
+) -> SqlResult<Vec<Row>> {
+    let rows = rows.into_iter();
+    let mut out = Vec::with_capacity(rows.size_hint().0);
     for (k, r) in rows {
         let keep = match cond {
             Some(c) => c.test(&Env {
@@ -983,21 +992,7 @@ fn select<T: Tx>(
             if !q.locks.is_empty() {
                 return Err(SqlError::unsupported("FOR UPDATE of generate_series"));
             }
-            let mut out = Vec::new();
-            for (k, r) in series {
-                let keep = match &cond {
-                    Some(c) => c.test(&Env {
-                        row: &r,
-                        params,
-                        aggs: &[],
-                    })?,
-                    None => true,
-                };
-                if keep {
-                    out.push((k, r));
-                }
-            }
-            out
+            filter(series, cond.as_ref(), params)?
         }
         (Some(_), None) if join.is_some() => {
             if !q.locks.is_empty() {
