@@ -39,92 +39,11 @@
 //! **Safe mode.** Rollback safety puts every piece up to the last one that may roll back by its own
 //! logic ([`crate::txn::Program::commit_point`]) in the first stage ([`TypePlan::safe`]).
 
-use crate::storage::TableId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// The column index that stands for a whole table (table-level analysis).
-pub const WHOLE: u8 = u8::MAX;
-
-/// A node of the table-dependency graph: a table, or one column of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Node {
-    pub table: TableId,
-    /// The column, or [`WHOLE`].
-    pub col: u8,
-}
-
-/// How one piece touches one table.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Touch {
-    /// Columns read (a mask).
-    pub read: u64,
-    /// Columns written.
-    pub write: u64,
-    /// Some access inserts.
-    pub insert: bool,
-    /// Some access reads, updates, deletes or scans (anything but an insert).
-    pub other: bool,
-}
-
-impl Touch {
-    fn union(self, o: Touch) -> Touch {
-        Touch {
-            read: self.read | o.read,
-            write: self.write | o.write,
-            insert: self.insert | o.insert,
-            other: self.other | o.other,
-        }
-    }
-}
-
-/// What one piece of a transaction type touches, and what it needs (learnt from declarations).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PieceShape {
-    /// Per table (tables read-only once loaded left out: nothing conflicts with them).
-    pub touches: BTreeMap<TableId, Touch>,
-    /// Its writes commute ([`crate::txn::Program::commutes`]).
-    pub commutes: bool,
-    /// The earlier pieces it needs ([`crate::txn::Program::depends_on`]).
-    pub depends_on: Vec<usize>,
-}
-
-impl PieceShape {
-    /// Adds that the piece touches `table` as `touch`.
-    pub fn add(&mut self, table: TableId, touch: Touch) {
-        let t = self.touches.entry(table).or_default();
-        *t = t.union(touch);
-    }
-
-    /// Whether everything `o` touches, `self` touches as well (same columns, same kinds).
-    pub fn covers(&self, o: &PieceShape) -> bool {
-        o.touches
-            .iter()
-            .all(|(t, x)| self.touches.get(t).is_some_and(|s| s.union(*x) == *s))
-    }
-
-    /// Both shapes in one.
-    pub fn widen(&mut self, o: &PieceShape) {
-        for (&t, &x) in &o.touches {
-            self.add(t, x);
-        }
-        self.commutes &= o.commutes;
-        for &d in &o.depends_on {
-            if !self.depends_on.contains(&d) {
-                self.depends_on.push(d);
-            }
-        }
-    }
-}
-
-/// A transaction type's pieces, as learnt.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TypeShape {
-    pub name: &'static str,
-    pub pieces: Vec<PieceShape>,
-    /// The last piece that may roll back by its own logic.
-    pub commit_point: Option<usize>,
-}
+use crate::protocols::kit::shape::{closure, nodes_of, scc, topo};
+pub use crate::protocols::kit::shape::{Node, PieceShape, Touch, TypeShape, WHOLE};
 
 /// Which optimizations of §4.5.1 the analysis applies (all by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,128 +111,6 @@ impl GroupPlan {
     pub fn plan(&self, name: &str) -> Option<&TypePlan> {
         self.types.iter().find(|t| t.name == name)
     }
-}
-
-/// The nodes a touch makes, given `ncols` columns per table (for a whole-row access).
-fn nodes_of(table: TableId, mask: u64, column: bool, out: &mut Vec<Node>) {
-    if mask == 0 {
-        return;
-    }
-    if !column {
-        out.push(Node { table, col: WHOLE });
-        return;
-    }
-    let mut m = mask;
-    while m != 0 {
-        let c = m.trailing_zeros() as u8;
-        out.push(Node { table, col: c });
-        m &= m - 1;
-    }
-}
-
-/// Every earlier piece `piece` needs, directly or through others.
-fn closure(pieces: &[PieceShape], piece: usize) -> BTreeSet<usize> {
-    let mut seen = BTreeSet::new();
-    let mut todo: Vec<usize> = pieces[piece].depends_on.clone();
-    while let Some(d) = todo.pop() {
-        if d < pieces.len() && d != piece && seen.insert(d) {
-            todo.extend(pieces[d].depends_on.iter().copied());
-        }
-    }
-    seen
-}
-
-/// Tarjan's strongly connected components of `n` vertices with adjacency `adj`: the component of
-/// each vertex, components numbered in reverse topological order.
-fn scc(n: usize, adj: &[Vec<usize>]) -> Vec<usize> {
-    struct T<'a> {
-        adj: &'a [Vec<usize>],
-        index: Vec<Option<usize>>,
-        low: Vec<usize>,
-        on: Vec<bool>,
-        stack: Vec<usize>,
-        comp: Vec<usize>,
-        next: usize,
-        comps: usize,
-    }
-    fn visit(t: &mut T, v: usize) {
-        t.index[v] = Some(t.next);
-        t.low[v] = t.next;
-        t.next += 1;
-        t.stack.push(v);
-        t.on[v] = true;
-        for i in 0..t.adj[v].len() {
-            let w = t.adj[v][i];
-            match t.index[w] {
-                None => {
-                    visit(t, w);
-                    t.low[v] = t.low[v].min(t.low[w]);
-                }
-                Some(iw) if t.on[w] => t.low[v] = t.low[v].min(iw),
-                _ => {}
-            }
-        }
-        if Some(t.low[v]) == t.index[v] {
-            while let Some(w) = t.stack.pop() {
-                t.on[w] = false;
-                t.comp[w] = t.comps;
-                if w == v {
-                    break;
-                }
-            }
-            t.comps += 1;
-        }
-    }
-    let mut t = T {
-        adj,
-        index: vec![None; n],
-        low: vec![0; n],
-        on: vec![false; n],
-        stack: Vec::new(),
-        comp: vec![0; n],
-        next: 0,
-        comps: 0,
-    };
-    for v in 0..n {
-        if t.index[v].is_none() {
-            visit(&mut t, v);
-        }
-    }
-    t.comp
-}
-
-/// The components of `comp` (numbered `0..k`) in a topological order of the condensed graph,
-/// choosing among the ready ones the smallest by `key`.
-fn topo<K: Ord>(comp: &[usize], adj: &[Vec<usize>], key: impl Fn(usize) -> K) -> Vec<usize> {
-    let k = comp.iter().copied().max().map_or(0, |m| m + 1);
-    let mut succ: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); k];
-    let mut indeg = vec![0usize; k];
-    for (v, out) in adj.iter().enumerate() {
-        for &w in out {
-            let (a, b) = (comp[v], comp[w]);
-            if a != b && succ[a].insert(b) {
-                indeg[b] += 1;
-            }
-        }
-    }
-    let mut order = Vec::with_capacity(k);
-    let mut ready: Vec<usize> = (0..k).filter(|&c| indeg[c] == 0).collect();
-    while !ready.is_empty() {
-        let (i, _) = ready
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, &c)| key(c))
-            .expect("not empty");
-        let c = ready.swap_remove(i);
-        order.push(c);
-        for &s in &succ[c] {
-            indeg[s] -= 1;
-            if indeg[s] == 0 {
-                ready.push(s);
-            }
-        }
-    }
-    order
 }
 
 /// Analyses the transaction types of one group (see the module docs).
@@ -525,6 +322,7 @@ impl fmt::Display for Unranked {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::TableId;
 
     const A: TableId = 0;
     const B: TableId = 1;

@@ -8,10 +8,9 @@
 //! when the version moves. Since a plan only changes while nothing runs, every transaction in
 //! flight uses one set of ranks.
 
-use super::analysis::{analyze, GroupPlan, Opts, PieceShape, Stage, Touch, TypeShape};
+use super::analysis::{analyze, GroupPlan, Opts, PieceShape, Stage, TypeShape};
 use super::nexus::MAX_GROUPS;
-use crate::storage::{ColumnSet, Database, TableId};
-use crate::txn::{Access, AccessKind};
+pub use crate::protocols::kit::shape::{shape_of, touch_of};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -323,53 +322,6 @@ impl Plans {
             })
             .collect()
     }
-}
-
-/// How `a` touches its table, its whole-row masks cut to the table's `ncols` columns.
-pub fn touch_of(a: &Access, ncols: usize) -> Touch {
-    let all = if ncols >= 64 { !0 } else { (1u64 << ncols) - 1 };
-    let cut = |c: ColumnSet| c.0 & all;
-    match a.kind {
-        AccessKind::Read | AccessKind::Scan => Touch {
-            read: cut(a.read),
-            write: 0,
-            insert: false,
-            other: true,
-        },
-        AccessKind::Update => Touch {
-            read: cut(a.read),
-            write: cut(a.write),
-            insert: false,
-            other: true,
-        },
-        AccessKind::Insert => Touch {
-            read: 0,
-            write: all,
-            insert: true,
-            other: false,
-        },
-        AccessKind::Delete => Touch {
-            read: 0,
-            write: all,
-            insert: false,
-            other: true,
-        },
-    }
-}
-
-/// The shape of a piece that declared `accesses` (tables read-only once loaded left out).
-pub fn shape_of<M: Default + Send + Sync>(db: &Database<M>, accesses: &[Access]) -> PieceShape {
-    let mut s = PieceShape::default();
-    for a in accesses {
-        let Some(t) = db.tables().get(a.table as usize) else {
-            continue;
-        };
-        if t.is_read_only() {
-            continue;
-        }
-        s.add(a.table as TableId, touch_of(a, t.schema().columns().len()));
-    }
-    s
 }
 
 #[cfg(test)]

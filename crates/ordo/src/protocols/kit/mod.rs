@@ -1,7 +1,7 @@
 //! The shared kit: mechanisms more than one protocol family uses, so that no family imports another.
 //!
 //! A family folder (`nocc/`, `twopl/`, `silo/`, `mvcc/`, `vll/`, `deterministic/`, `partitioned/`,
-//! `pwv/`, `ic3/`, `dibs/`, `salt/`, `callas/`) imports `kit`, `txn`, `storage` (and `check` for recording), never another
+//! `pwv/`, `ic3/`, `dibs/`, `salt/`, `callas/`, `sc_chopping/`) imports `kit`, `txn`, `storage` (and `check` for recording), never another
 //! family; what two families share moves here. Each file does one thing and can be read alone:
 //!
 //! | file              | what it is                                                        | who uses it |
@@ -22,6 +22,8 @@
 //! | [`queue_knobs`]   | the knobs of the TxnQueue loops (`--vll-*`)                        | vll, deterministic (calvin-vll), partitioned |
 //! | [`latch`]         | the spinning latch around a short critical section                 | vll, deterministic (deadlock-free 2PL) |
 //! | [`barrier`]       | a database-wide reader-writer barrier, its read side per worker    | twopl (ordered locking), ic3, callas |
+//! | [`shape`]         | what a transaction type's pieces touch, learnt from declarations; the graph helpers of static analyses | callas, sc_chopping |
+//! | [`chopping`]      | transaction chopping by SC-cycles (Shasha et al. 1995): the finest correct chopping | sc_chopping, callas (`--callas-chopping sc`) |
 //! | [`pipeline`]      | early write visibility: per-record access lists, the board of live transactions, per-record undo | ic3, callas |
 //! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3, callas |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
@@ -32,6 +34,7 @@
 
 pub mod aimd;
 pub mod barrier;
+pub mod chopping;
 pub mod counters;
 pub mod exec;
 pub mod hold_delay;
@@ -48,6 +51,7 @@ pub mod recon;
 pub mod recv;
 pub mod sca;
 pub mod scheduler;
+pub mod shape;
 pub mod ticket;
 pub mod txn_queue;
 pub mod waiting;
