@@ -29,6 +29,7 @@ pub mod nocc;
 pub mod partitioned;
 pub mod pwv;
 pub mod salt;
+pub mod sc_chopping;
 pub mod silo;
 pub mod twopl;
 pub mod vll;
@@ -281,6 +282,8 @@ registry!(
     salt::Acid2pl,
     callas::CallasRc,
     callas::CallasSer,
+    sc_chopping::ScChoppingRc,
+    sc_chopping::ScChoppingSer,
 );
 
 /// The names of every protocol.

@@ -94,6 +94,20 @@ pub struct TypeShape {
     pub commit_point: Option<usize>,
 }
 
+impl TypeShape {
+    /// Both shapes in one: each piece widened ([`PieceShape::widen`]), pieces only one has
+    /// kept, the later commit point.
+    pub fn widen(&mut self, o: &TypeShape) {
+        if self.pieces.len() < o.pieces.len() {
+            self.pieces.resize(o.pieces.len(), PieceShape::default());
+        }
+        for (s, n) in self.pieces.iter_mut().zip(&o.pieces) {
+            s.widen(n);
+        }
+        self.commit_point = self.commit_point.max(o.commit_point);
+    }
+}
+
 /// The nodes of `table` that a touch of the columns `mask` makes: one per column, or the whole
 /// table (`column` false).
 pub fn nodes_of(table: TableId, mask: u64, column: bool, out: &mut Vec<Node>) {
