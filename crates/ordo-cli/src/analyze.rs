@@ -5,13 +5,21 @@
 //! The analysis works from the programs' own declarations: `analyze` runs `--txns` transactions of
 //! the workload on one worker under `callas` (which learns each type's shape as it goes) and
 //! prints what the protocol planned — the same plans a benchmark run uses.
+//!
+//! `--chopping sc` prints classic transaction chopping by SC-cycle analysis instead (Shasha et al.
+//! 1995; the kit's `chopping`): over the whole workload as `sc-chopping` plans it, or, with
+//! `--callas-groups`, within each group as `callas --callas-chopping sc` does — per type its chops
+//! (rollback-safe, in the order they run), its finest chopping before rollback safety where that
+//! differs, and what each piece has a C-edge with (`T'`: another instance of T).
 
 use crate::declared::Declared;
 use crate::{Error, Result};
 use clap::Args;
 use ordo::protocols::callas::analysis::{GroupPlan, Node, Stage, WHOLE};
-use ordo::protocols::callas::CallasRc;
+use ordo::protocols::callas::{CallasRc, CHOPPING_KNOB, GROUPS_KNOB};
+use ordo::protocols::kit::chopping::Chopping;
 use ordo::protocols::kit::pipeline::access_list::PipeRecord;
+use ordo::protocols::sc_chopping::ScChoppingRc;
 use ordo::protocols::{Protocol, ProtocolConfig};
 use ordo::storage::{Database, TableId};
 use ordo::txn::AbortReason;
@@ -33,6 +41,10 @@ pub struct AnalyzeArgs {
     /// Print the table-dependency edges too.
     #[arg(long)]
     pub edges: bool,
+    /// Which chopping: Callas's Runtime Pipelining (`rp`) or classic SC-cycle chopping (`sc`:
+    /// the whole workload, or each of `--callas-groups`).
+    #[arg(long, default_value = "rp", value_parser = ["rp", "sc"])]
+    pub chopping: String,
     /// The workload options and protocol knobs (`--callas-groups`, `--callas-analysis`,
     /// `--callas-no-opt` shape the analysis).
     #[command(flatten)]
@@ -61,15 +73,8 @@ impl WorkloadVisitor for Analysis<'_> {
     }
 }
 
-fn analyze<W: ordo::harness::Workload>(w: &W, args: &AnalyzeArgs) -> Result<String> {
-    let mut db: Database<PipeRecord> = Database::new();
-    w.load(&mut db)
-        .map_err(|e| Error::InvalidInput(format!("loading {}: {e}", w.name())))?;
-    let config = ProtocolConfig {
-        knobs: args.declared.knobs.clone(),
-        ..ProtocolConfig::default()
-    };
-    let p = CallasRc::open(db, &config);
+/// Runs `args.txns` transactions of `w` on one worker of `p` (which learns as it goes).
+fn learn<P: Protocol, W: ordo::harness::Workload>(p: &P, w: &W, args: &AnalyzeArgs) {
     let mut worker = p.worker(0, false);
     let mut gen = w.generator(0, args.seed);
     let mut program = w.program();
@@ -84,20 +89,84 @@ fn analyze<W: ordo::harness::Workload>(w: &W, args: &AnalyzeArgs) -> Result<Stri
             }
         }
     }
-    let db = p.db();
-    let name = |n: &Node| {
-        let t = &db.tables()[n.table as usize];
-        if n.col == WHOLE {
-            t.name().to_string()
-        } else {
-            let col = t
-                .schema()
-                .columns()
-                .get(n.col as usize)
-                .map_or_else(|| format!("#{}", n.col), |c| c.name.clone());
-            format!("{}.{col}", t.name())
-        }
+}
+
+/// The name of node `n` of `db`: `table` or `table.column`.
+fn node_name<M: Default + Send + Sync>(db: &Database<M>, n: &Node) -> String {
+    let t = &db.tables()[n.table as usize];
+    if n.col == WHOLE {
+        t.name().to_string()
+    } else {
+        let col = t
+            .schema()
+            .columns()
+            .get(n.col as usize)
+            .map_or_else(|| format!("#{}", n.col), |c| c.name.clone());
+        format!("{}.{col}", t.name())
+    }
+}
+
+fn load<M: Default + Send + Sync, W: ordo::harness::Workload>(w: &W) -> Result<Database<M>> {
+    let mut db: Database<M> = Database::new();
+    w.load(&mut db)
+        .map_err(|e| Error::InvalidInput(format!("loading {}: {e}", w.name())))?;
+    Ok(db)
+}
+
+fn analyze<W: ordo::harness::Workload>(w: &W, args: &AnalyzeArgs) -> Result<String> {
+    let mut config = ProtocolConfig {
+        knobs: args.declared.knobs.clone(),
+        ..ProtocolConfig::default()
     };
+    if args.chopping == "sc" {
+        let mut out = String::new();
+        if !args.declared.knobs.has(GROUPS_KNOB.name) {
+            let p = ScChoppingRc::open(load(w)?, &config);
+            learn(&p, w, args);
+            let _ = writeln!(
+                out,
+                "SC-cycle chopping of {} over the whole workload ({} transactions learnt from)",
+                w.name(),
+                args.txns
+            );
+            let name = |n: &Node| node_name(p.db(), n);
+            chopping(&mut out, &p.plans().chopping(), &name);
+            return Ok(out);
+        }
+        config
+            .knobs
+            .parse(&CHOPPING_KNOB, "sc")
+            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let p = CallasRc::open(load::<PipeRecord, W>(w)?, &config);
+        learn(&p, w, args);
+        let _ = writeln!(
+            out,
+            "SC-cycle chopping of {} within each group ({} transactions learnt from)",
+            w.name(),
+            args.txns
+        );
+        let name = |n: &Node| node_name(p.db(), n);
+        for g in p.plans().groups() {
+            let _ = writeln!(
+                out,
+                "\ngroup {} ({}): {}",
+                g.group,
+                if g.pipelined {
+                    "chopped"
+                } else {
+                    "unchopped: each transaction one stage"
+                },
+                g.members.join(", ")
+            );
+            if let (true, Some(c)) = (g.pipelined, &g.chopping) {
+                chopping(&mut out, c, &name);
+            }
+        }
+        return Ok(out);
+    }
+    let p = CallasRc::open(load::<PipeRecord, W>(w)?, &config);
+    learn(&p, w, args);
+    let name = |n: &Node| node_name(p.db(), n);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -170,6 +239,48 @@ fn group(out: &mut String, plan: &GroupPlan, name: &dyn Fn(&Node) -> String, edg
         let _ = writeln!(out, "  edges (rank(a) <= rank(b)):");
         for (a, b) in &plan.edges {
             let _ = writeln!(out, "         {} -> {}", name(a), name(b));
+        }
+    }
+}
+
+/// One SC-cycle chopping: exempt nodes, then per type its chops, its finest chopping where
+/// rollback safety or dependencies made it coarser, and each piece's C-edges.
+fn chopping(out: &mut String, c: &Chopping, name: &dyn Fn(&Node) -> String) {
+    if !c.exempt.is_empty() {
+        let nodes: Vec<String> = c
+            .exempt
+            .iter()
+            .map(|(n, why)| format!("{} ({why})", name(n)))
+            .collect();
+        let _ = writeln!(out, "  no C-edge: {}", nodes.join(", "));
+    }
+    let list = |chops: &[Vec<usize>]| {
+        chops
+            .iter()
+            .map(|c| {
+                let ps: Vec<String> = c.iter().map(|p| p.to_string()).collect();
+                format!("[{}]", ps.join(" "))
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    for t in &c.types {
+        let _ = writeln!(out, "  {}: {}", t.name, list(&t.chops));
+        let mut finest = t.finest.clone();
+        let mut chops = t.chops.clone();
+        finest.sort();
+        chops.sort();
+        if finest != chops {
+            let _ = writeln!(
+                out,
+                "    finest, before rollback safety: {}",
+                list(&t.finest)
+            );
+        }
+        for (p, with) in t.conflicts.iter().enumerate() {
+            if !with.is_empty() {
+                let _ = writeln!(out, "    piece {p} C-edges: {}", with.join(", "));
+            }
         }
     }
 }

@@ -49,6 +49,7 @@
 //! | run-time rule: depend on who touched the row; rank-gated waits; commit after | [`txn`]: `stage`, `commit` |
 //! | read committed: anti-dependencies do not order          | `callas` (the thesis's level); `callas-ser` orders them |
 //! | optimistic reads, cascading rollback in the group, safe mode | [`txn`], [`plans::Adapt`] |
+//! | Fig. 4.8: grouping + SC-cycle chopping (instead of Runtime Pipelining) | `--callas-chopping sc`: each group's stages are the kit's [`chopping`](crate::protocols::kit::chopping) over its members, unranked (no rank-gated waits); nexus locks and the rest as above |
 //! | groups (§4.5.2)                                          | `--callas-groups` ([`plans::Grouping`]); the profiling heuristic that proposes them is not built |
 //! | lock hold time from replication and commit              | `--op-delay-us` per operation, `--commit-delay-us` per stage that wrote (each is a subtransaction that commits; a transaction that wrote nothing pays one at its commit, as under ACID) |
 //!
@@ -150,9 +151,21 @@ pub const NO_OPT_KNOB: OptionSpec = OptionSpec::new(
 )
 .default("none");
 
+/// `--callas-chopping`.
+pub const CHOPPING_KNOB: OptionSpec = OptionSpec::new(
+    "callas-chopping",
+    "HOW",
+    ValueKind::Choice(&["rp", "sc"]),
+    "callas, callas-ser: how a group's transactions are chopped: Runtime Pipelining (rp) or \
+     classic SC-cycle chopping over the group's members (sc: the thesis's Fig. 4.8 middle bars; \
+     rollback-safe, no rank-gated waits).",
+)
+.default("rp");
+
 /// The knobs every Callas protocol reads.
 pub const KNOBS: &[&OptionSpec] = &[
     &GROUPS_KNOB,
+    &CHOPPING_KNOB,
     &MODE_KNOB,
     &ANALYSIS_KNOB,
     &NO_OPT_KNOB,
@@ -270,7 +283,14 @@ impl<L: Level> Protocol for Callas<L> {
             nexus: LockTable::default(),
             barrier: Barrier::new(config.threads),
             ids: IdLedger::new(),
-            plans: Plans::new(Grouping::parse(&text(config, &GROUPS_KNOB)), opts, mode),
+            plans: {
+                let plans = Plans::new(Grouping::parse(&text(config, &GROUPS_KNOB)), opts, mode);
+                if text(config, &CHOPPING_KNOB) == "sc" {
+                    plans.with_sc_chopping()
+                } else {
+                    plans
+                }
+            },
             delay: HoldDelay::of(config),
             timeout: config.lock_wait_timeout,
             _l: std::marker::PhantomData,

@@ -8,8 +8,9 @@
 //! when the version moves. Since a plan only changes while nothing runs, every transaction in
 //! flight uses one set of ranks.
 
-use super::analysis::{analyze, GroupPlan, Opts, PieceShape, Stage, TypeShape};
+use super::analysis::{analyze, GroupPlan, Opts, Stage, TypeShape};
 use super::nexus::MAX_GROUPS;
+use crate::protocols::kit::chopping::{chop, Chopping, ScOpts};
 pub use crate::protocols::kit::shape::{shape_of, touch_of};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -134,6 +135,7 @@ struct Inner {
     groups: BTreeMap<&'static str, (u8, bool)>,
     known: BTreeMap<&'static str, Arc<Known>>,
     analyses: BTreeMap<u8, GroupPlan>,
+    choppings: BTreeMap<u8, Chopping>,
     next_each: u8,
 }
 
@@ -143,6 +145,8 @@ pub struct Plans {
     grouping: Grouping,
     opts: Opts,
     mode: Mode,
+    /// `--callas-chopping sc`: the group's stages are its SC-cycle chopping, not ranked stages.
+    sc: bool,
     inner: RwLock<Inner>,
     version: AtomicU64,
     adapt: Box<[Adapt]>,
@@ -155,6 +159,8 @@ pub struct GroupView {
     pub pipelined: bool,
     pub members: Vec<&'static str>,
     pub plan: GroupPlan,
+    /// With `--callas-chopping sc`: the SC-cycle chopping of the group's members.
+    pub chopping: Option<Chopping>,
 }
 
 impl Plans {
@@ -163,10 +169,18 @@ impl Plans {
             grouping,
             opts,
             mode,
+            sc: false,
             inner: RwLock::new(Inner::default()),
             version: AtomicU64::new(0),
             adapt: (0..MAX_GROUPS).map(|_| Adapt::default()).collect(),
         }
+    }
+
+    /// Chops each group by SC-cycle analysis over its members (Fig. 4.8's "grouping + SC-cycle
+    /// chopping") instead of Runtime Pipelining's ranks: every stage unranked, rollback-safe.
+    pub fn with_sc_chopping(mut self) -> Self {
+        self.sc = true;
+        self
     }
 
     /// The version of the plans (moves when a plan changes).
@@ -236,15 +250,7 @@ impl Plans {
         let name = shape.name;
         let (group, pipelined) = self.group_of(&mut inner, name);
         match inner.shapes.get_mut(name) {
-            Some(old) => {
-                if old.pieces.len() < shape.pieces.len() {
-                    old.pieces.resize(shape.pieces.len(), PieceShape::default());
-                }
-                for (o, n) in old.pieces.iter_mut().zip(&shape.pieces) {
-                    o.widen(n);
-                }
-                old.commit_point = old.commit_point.max(shape.commit_point);
-            }
+            Some(old) => old.widen(&shape),
             None => {
                 inner.shapes.insert(name, shape);
             }
@@ -256,8 +262,31 @@ impl Plans {
             .cloned()
             .collect();
         let plan = analyze(&members, self.opts);
+        let sc = self.sc.then(|| {
+            let opts = ScOpts {
+                column: self.opts.column,
+                commutativity: self.opts.commutativity,
+                uniqueness: self.opts.uniqueness,
+                concurrent_self: true,
+            };
+            chop(&members, opts)
+        });
         for ty in &members {
             let p = plan.plan(ty.name).expect("every member is planned");
+            let chopped: Option<Vec<Stage>> = sc.as_ref().map(|c| {
+                let chops = &c.of(ty.name).expect("every member is chopped").chops;
+                chops
+                    .iter()
+                    .map(|pieces| Stage {
+                        pieces: pieces.clone(),
+                        ranks: None,
+                    })
+                    .collect()
+            });
+            let (stages, safe) = match &chopped {
+                Some(s) => (s, s),
+                None => (&p.stages, &p.safe),
+            };
             // The tables (bit = id mod 64) some piece of `pieces` writes.
             let writes = |pieces: &[usize]| {
                 pieces.iter().fold(0u64, |m, &i| {
@@ -290,12 +319,15 @@ impl Plans {
                 group,
                 pipelined,
                 shape: ty.clone(),
-                stages: run(&p.stages),
-                safe: run(&p.safe),
+                stages: run(stages),
+                safe: run(safe),
             };
             inner.known.insert(ty.name, Arc::new(known));
         }
         inner.analyses.insert(group, plan);
+        if let Some(c) = sc {
+            inner.choppings.insert(group, c);
+        }
         self.version.fetch_add(1, Ordering::Release);
     }
 
@@ -319,6 +351,7 @@ impl Plans {
                     .map(|(&n, _)| n)
                     .collect(),
                 plan: plan.clone(),
+                chopping: inner.choppings.get(&group).cloned(),
             })
             .collect()
     }
