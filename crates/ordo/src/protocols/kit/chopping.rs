@@ -314,9 +314,9 @@ fn runnable(ty: &TypeShape, finest: &[Vec<usize>]) -> Vec<Vec<usize>> {
     // both ways to the chop of piece 0, then before every other).
     if let Some(cp) = ty.commit_point.filter(|_| n > 0) {
         let first = group[0];
-        for p in 0..=cp.min(n - 1) {
-            edge(first, group[p]);
-            edge(group[p], first);
+        for &g in &group[..=cp.min(n - 1)] {
+            edge(first, g);
+            edge(g, first);
         }
         for g in 0..k {
             edge(first, g);
