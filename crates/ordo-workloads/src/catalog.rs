@@ -194,7 +194,7 @@ catalog! {
     },
     Ticketing(ticketing::Ticketing) {
         name: "ticketing",
-        summary: "ticket sales: one event, two categories of --seats seats; CreateOrder (80%, BASE-ified) and two views",
+        summary: "ticket booking after Fusion Ticket: one event, two categories of --seats seats; 11 transactions (reserve, checkout, pay, views, delete-order), CreateOrder BASE-ified (--base-ified N|raw)",
         source: "Xie, PhD thesis 2016, section 3.6 (Fusion Ticket set-up)",
         options: ticketing::options::OPTIONS,
         build: ticketing::Ticketing::from_settings,

@@ -1,64 +1,205 @@
-//! `ticketing` — ticket sales after the thesis's Fusion Ticket set-up (Xie 2016, §3.6: one event,
-//! two categories of 10,000 seats each), with the contended transaction, create-order,
-//! BASE-ified.
+//! `ticketing` — booking tickets after the thesis's Fusion Ticket set-up (Xie 2016, §3.6: one
+//! event, two categories of 10,000 seats each, "the 11 transactions that implement the business
+//! logic necessary to book a ticket, including a single administrative transaction,
+//! delete-order"), with create-order — the contended one — BASE-ified for Salt (Fig. 3.7) and
+//! `--base-ified N|raw` for incremental BASE-ification (Fig. 3.9).
 //!
-//! Tables: `category` (2 rows: the next seat to hand out, seats sold, the price), `seat` (one row
-//! per seat: the order that bought it, 0 while free), `orders` (one row per order: customer,
-//! category, seat) and `customer` (1,000 rows: orders placed, money spent).
+//! # Where the flow comes from
 //!
-//! Transactions (a subset of Fusion Ticket's 11 that book or look at tickets):
-//! * **CreateOrder** (80%): a customer buys a seat of a category. Pieces: take the category's next
-//!   seat (the contended row: every order of the category updates it; sold out is a user abort);
-//!   mark the seat sold to the order; insert the order; add it to the customer. BASE-ified with the
-//!   seat hand-out (piece 0, one record: local under `salt-local`) as the first alkaline
-//!   subtransaction — once it commits the order is accepted and the seat is the customer's — and
-//!   each later piece its own alkaline subtransaction. `salt` holds the category row's exclusive lock for the hand-out only;
-//!   `acid-2pl` (and every other protocol) to the end of the order.
-//! * **ViewEvent** (10%, ACID): both categories' seats sold.
-//! * **ViewCustomer** (10%, ACID): a customer's orders and spending.
+//! Fusion Ticket (PHP on MySQL) is not in this repository; its schema and booking flow were read
+//! from its public sources (forks such as `TickyBoo`): a `Seat` row per seat with a status —
+//! `free`, `res` (in a cart, with `seat_ts`, the time the reservation runs out, and the session
+//! that holds it), `com` (ordered, with `seat_order_id`) — reserved by `Seat::reservate` (`SELECT
+//! … FOR UPDATE` on free seats, then `UPDATE … seat_status='res'`), freed by `Seat::free` (the cart
+//! gives a seat back) and by the shop once `seat_ts` has passed; an order turns its cart's seats
+//! `com` and decrements the category's and the event's free counts (`Category_stat.cs_free`,
+//! `Event_stat.es_free`) — the rows every order of the event updates; `Seat::cancel` (deleting an
+//! order) frees its seats and gives the counts back; an order carries a handling fee and is paid
+//! later. This module rebuilds that flow on its own schema; it is a reconstruction, not a port: one
+//! seat per reservation and per order, the event's count folded into the two category rows (the
+//! event view reads both), and seats, once handed back, free for anyone to reserve again.
 //!
-//! Invariants ([`Workload::check`], after every run): per category, the seats handed out equal the
-//! seats sold and the seats marked sold; every sold seat's order exists and names that seat (so no
-//! seat was sold twice); the orders, and the customers' order counts, add up to the seats sold.
+//! # Tables
 //!
-//! With `--seats N` per category the event sells out after 2N orders; later CreateOrders end in a
-//! user abort ("sold out"), so a benchmark that should measure sales needs seats for its length.
+//! | table         | key                        | columns |
+//! |---------------|----------------------------|---------|
+//! | `category`    | category (2)               | seats sold, seats returned by deleted orders, price |
+//! | `seat`        | category · seats + number  | status (free, reserved, sold), holder (the reservation or order), stamp (a reservation's expiry) |
+//! | `reservation` | reservation id             | customer, category, seat, expiry — a cart entry |
+//! | `orders`      | order id                   | customer, category, seat, price, handling fee, status (ordered, paid, deleted) |
+//! | `payment`     | order id                   | customer, amount, refunded |
+//! | `customer`    | customer (1,000)           | live orders, their total, the total paid, reservations in the cart |
+//!
+//! # The flow and the mix
+//!
+//! Each worker thread is a client terminal serving one customer at a time: it browses, puts seats
+//! in the cart, checks out, pays; the administrator now and then deletes an order. Ids of
+//! reservations and orders are the worker's number above bit 32, so every transaction on a
+//! reservation or an order comes from the worker that made it, after it. Time is each worker's own
+//! transaction count (a logical clock): a reservation expires [`RESERVATION_TTL`] ticks after it
+//! was made.
+//!
+//! | transaction      | mix | pieces (each one access)                                              | refuses (user abort, before any write) |
+//! |------------------|-----|-----------------------------------------------------------------------|-------------|
+//! | ViewEvent        | 6%  | read both category rows                                               | — |
+//! | ViewCategory     | 6%  | read a category row, then a row of its seat map ([`PLACEMAP_ROW`] seats) | — |
+//! | ReserveSeat      | 28% | seat free → reserved; insert the reservation; customer's cart + 1     | seat taken |
+//! | ViewCart         | 4%  | read a reservation, read its seat                                     | — |
+//! | RemoveFromCart   | 3%  | seat reserved for it → free; delete the reservation; cart − 1         | not in the cart |
+//! | ReleaseExpired   | 2%  | as RemoveFromCart, once the reservation's stamp has passed            | not expired |
+//! | **CreateOrder**  | 30% | seat reserved → sold to the order; **category sold + 1** (reads the price); delete the reservation; insert the order; customer's orders, total + 1, cart − 1 | the reservation is gone |
+//! | Payment          | 12% | order ordered → paid; insert the payment; customer's paid + total     | nothing to pay |
+//! | ViewOrder        | 4%  | read an order, read its payment                                       | — |
+//! | ViewCustomer     | 4%  | read a customer                                                       | — |
+//! | DeleteOrder      | 1%  | order → deleted; its seat → free; category sold − 1, returned + 1; refund a payment; customer's counts back | nothing to delete |
+//!
+//! A drawn kind whose object does not exist yet becomes the flow's next step: checkout, cart
+//! views and releases with an empty cart reserve a seat, a reservation with a full cart
+//! ([`MAX_CART`]) checks out; a payment with nothing unpaid checks out or reserves; an order view
+//! with no order views the customer, a deletion with no order views the event. CreateOrder takes
+//! the oldest reservation of the cart, RemoveFromCart the newest; ReleaseExpired releases the
+//! oldest at its expiry (the customer walked away; the shop's clock has reached it). A reserved
+//! seat is a random seat of a random category (the customer picks it on the seat map), so as the
+//! event fills more reservations find their seat taken; a reservation that failed leaves its
+//! checkout to refuse ("the reservation is gone").
+//!
+//! The category row is the contended one: every order of the category updates it. Under
+//! `acid-2pl` a CreateOrder holds it from its second piece to its commit; readers of it (the two
+//! views) and DeleteOrder queue behind.
+//!
+//! # BASE-ification (`--base-ified N|raw`, [`crate::base_ified`])
+//!
+//! | setting     | BASE-ified                                   |
+//! |-------------|----------------------------------------------|
+//! | `0`         | nothing: every transaction ACID              |
+//! | `1` (default) | CreateOrder                                |
+//! | `2`         | CreateOrder, ViewEvent                       |
+//! | `3`         | CreateOrder, ViewEvent, ViewCategory         |
+//! | `raw`       | all eleven, one alkaline subtransaction per piece (the thesis's RAW OPS) |
+//!
+//! * **CreateOrder**: the seat claim (piece 0, one record: local under `salt-local`) is the first
+//!   alkaline subtransaction — once it commits the order is accepted and the seat is the
+//!   customer's — and each later step its own: the category count, the cart entry, the order row,
+//!   the customer's totals. `salt` holds the category row's alkaline lock for its one update and
+//!   commit instead of to the end of the order.
+//! * **ViewEvent, ViewCategory** (ranks 2 and 3): the other transactions on the contended rows,
+//!   found the thesis's way (raise the load, see whose latency grows): they read the category rows.
+//!   An ACID read conflicts with a BASE order's saline lock, so an ACID view waits for every order
+//!   in flight on its category to end — and, queues being FIFO, the orders behind it wait for the
+//!   view. BASE-ified, each row (and seat) is read in its own alkaline subtransaction, which saline
+//!   locks do not block. DeleteOrder, the only other writer of the rows, is 1% of the mix: it is
+//!   BASE-ified only by `raw`.
+//! * **raw**: every piece of every kind its own alkaline subtransaction.
+//!
+//! Why every cut keeps the invariants (even `raw`, which promises nothing in general): every
+//! transaction decides in its first piece, on one record (the seat, or the order), and refuses
+//! there; its later pieces cannot refuse and only insert or delete rows of its own reservation or
+//! order (which no other worker touches) or add to counters (sold, returned, the customer's
+//! totals), which commute. An accepted BASE transaction always finishes, and its handler
+//! ([`ordo::txn::Program::alkaline_failed`]), called only if the protocol gave up on a later step,
+//! goes on with the remaining steps.
+//!
+//! # Invariants ([`Workload::check`], after every run)
+//!
+//! * a free seat has no holder; a reserved seat's reservation exists and names it; a sold seat's
+//!   order exists, is live (ordered or paid) and names it — so no seat is sold twice;
+//! * every reservation's seat is reserved for it; every live order's seat is sold to it; a deleted
+//!   order's seat no longer names it (deleted orders freed their seats);
+//! * per category: sold = seats marked sold = live orders; returned = deleted orders;
+//! * payments match orders: a paid order has its payment of its total, unrefunded; a deleted
+//!   order's payment, if any, is refunded; an unpaid order has none;
+//! * per customer: live orders, their total, the unrefunded payments and the reservations add up
+//!   to the customer's row.
 
 pub mod options;
+pub mod txn;
 
+use crate::base_ified::BaseIfied;
 use crate::Error;
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{
     Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
 };
-use ordo::txn::{Abort, Access, Program, Tx, TxResult};
+use ordo::txn::{Abort, Access, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
+use std::collections::{HashMap, VecDeque};
+
+pub use txn::{Kind, TicketTxn};
 
 pub const CATEGORY: TableId = 0;
 pub const SEAT: TableId = 1;
 pub const ORDERS: TableId = 2;
 pub const CUSTOMER: TableId = 3;
+pub const RESERVATION: TableId = 4;
+pub const PAYMENT: TableId = 5;
 
 /// `category` columns.
-pub const NEXT_SEAT: usize = 0;
-pub const SOLD: usize = 1;
+pub const SOLD: usize = 0;
+pub const RETURNED: usize = 1;
 pub const PRICE: usize = 2;
-/// `seat` column.
-pub const ORDER_ID: usize = 0;
-/// `orders` columns.
+/// `seat` columns, and the values of `STATUS`.
+pub const STATUS: usize = 0;
+pub const HOLDER: usize = 1;
+pub const STAMP: usize = 2;
+pub const FREE: i64 = 0;
+pub const RESERVED: i64 = 1;
+pub const SOLD_TO: i64 = 2;
+/// `reservation` columns.
+pub const R_CUSTOMER: usize = 0;
+pub const R_CATEGORY: usize = 1;
+pub const R_SEAT: usize = 2;
+pub const R_EXPIRES: usize = 3;
+/// `orders` columns, and the values of `O_STATUS`.
 pub const O_CUSTOMER: usize = 0;
 pub const O_CATEGORY: usize = 1;
 pub const O_SEAT: usize = 2;
+pub const O_PRICE: usize = 3;
+pub const O_FEE: usize = 4;
+pub const O_STATUS: usize = 5;
+pub const ORDERED: i64 = 1;
+pub const PAID: i64 = 2;
+pub const DELETED: i64 = 3;
+/// `payment` columns.
+pub const P_CUSTOMER: usize = 0;
+pub const P_AMOUNT: usize = 1;
+pub const P_REFUNDED: usize = 2;
 /// `customer` columns.
 pub const C_ORDERS: usize = 0;
 pub const C_SPENT: usize = 1;
+pub const C_PAID: usize = 2;
+pub const C_CART: usize = 3;
 
 /// Categories of the event.
 pub const CATEGORIES: u64 = 2;
 /// Customers.
 pub const CUSTOMERS: u64 = 1_000;
+/// Seats ViewCategory reads: one row of the seat map.
+pub const PLACEMAP_ROW: u64 = 4;
+/// Reservations a worker's cart holds at most.
+pub const MAX_CART: usize = 4;
+/// How long a reservation lives, in its worker's transactions.
+pub const RESERVATION_TTL: i64 = 16;
+/// Orders a worker remembers (to pay, view or delete them); older ones stay in the database.
+pub const REMEMBERED_ORDERS: usize = 32;
+/// Handling fees (box-office pick-up, e-ticket, post).
+pub const FEES: [i64; 3] = [0, 2, 5];
+
+/// The mix, in percent (the module doc's table).
+pub const MIX: [(Kind, u32); 11] = [
+    (Kind::ViewEvent, 6),
+    (Kind::ViewCategory, 6),
+    (Kind::ReserveSeat, 28),
+    (Kind::ViewCart, 4),
+    (Kind::RemoveFromCart, 3),
+    (Kind::ReleaseExpired, 2),
+    (Kind::CreateOrder, 30),
+    (Kind::Payment, 12),
+    (Kind::ViewOrder, 4),
+    (Kind::ViewCustomer, 4),
+    (Kind::DeleteOrder, 1),
+];
 
 /// Parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -73,9 +214,13 @@ impl Default for TicketingConfig {
     }
 }
 
+/// `--base-ified`'s default: CreateOrder (the thesis's Fig. 3.7).
+pub const DEFAULT_BASE_IFIED: BaseIfied = BaseIfied::Types(1);
+
 /// The workload.
 pub struct Ticketing {
     cfg: TicketingConfig,
+    base: BaseIfied,
 }
 
 impl Ticketing {
@@ -83,167 +228,84 @@ impl Ticketing {
         if cfg.seats == 0 || cfg.seats >= 1 << 32 {
             return Err(Error::invalid("seats", "must be between 1 and 2^32 - 1"));
         }
-        Ok(Ticketing { cfg })
+        Ok(Ticketing {
+            cfg,
+            base: DEFAULT_BASE_IFIED,
+        })
+    }
+    /// The workload with `base` BASE-ified (`--base-ified`).
+    pub fn with_base_ified(mut self, base: BaseIfied) -> Self {
+        self.base = base;
+        self
     }
     pub fn config(&self) -> &TicketingConfig {
         &self.cfg
+    }
+    pub fn base_ified(&self) -> BaseIfied {
+        self.base
     }
     fn seat_key(&self, category: u64, seat: u64) -> u64 {
         category * self.cfg.seats + seat
     }
 }
 
-/// Which transaction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Kind {
-    #[default]
-    CreateOrder,
-    ViewEvent,
-    ViewCustomer,
+/// A reservation a worker made and has not yet checked out, removed or let expire.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    id: u64,
+    customer: u64,
+    category: u64,
+    seat: u64,
+    expires: i64,
 }
 
-/// A transaction of the workload.
-#[derive(Clone, Debug, Default)]
-pub struct TicketTxn {
-    pub kind: Kind,
-    pub customer: u64,
-    pub category: u64,
-    /// The order's id (unique: the worker's number above bit 32).
-    pub order: u64,
-    /// Seats per category.
-    pub seats: u64,
-    /// The seat handed out (piece 1's result).
-    pub seat: Option<u64>,
-    pub price: i64,
+/// An order a worker placed (and remembers).
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    id: u64,
+    customer: u64,
+    category: u64,
+    seat: u64,
+    paid: bool,
 }
 
-impl Program for TicketTxn {
-    fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::CreateOrder => "CreateOrder",
-            Kind::ViewEvent => "ViewEvent",
-            Kind::ViewCustomer => "ViewCustomer",
-        }
-    }
-    fn pieces(&self) -> usize {
-        match self.kind {
-            Kind::CreateOrder => 4,
-            Kind::ViewEvent => CATEGORIES as usize,
-            Kind::ViewCustomer => 1,
-        }
-    }
-    fn declare(&self, piece: usize, out: &mut Vec<Access>) {
-        let all = ColumnSet::ALL;
-        match (self.kind, piece) {
-            (Kind::ViewCustomer, _) => out.push(Access::read(CUSTOMER, self.customer, all)),
-            (Kind::CreateOrder, 0) => out.push(Access::update(CATEGORY, self.category, all, all)),
-            (Kind::CreateOrder, 1) => {
-                let seat = self.category * self.seats + self.seat.unwrap_or(0);
-                out.push(Access::update(SEAT, seat, all, all));
-            }
-            (Kind::CreateOrder, 2) => out.push(Access::insert(ORDERS, self.order)),
-            (Kind::CreateOrder, _) => out.push(Access::update(CUSTOMER, self.customer, all, all)),
-            (Kind::ViewEvent, c) => out.push(Access::read(CATEGORY, c as u64, all)),
-        }
-    }
-    fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if self.kind == Kind::CreateOrder && piece >= 1 {
-            out.push(0);
-        }
-    }
-    fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        // The seat is the one piece 0 hands out.
-        if self.kind == Kind::CreateOrder && piece == 1 {
-            out.push(0);
-        }
-    }
-    fn commit_point(&self) -> Option<usize> {
-        (self.kind == Kind::CreateOrder).then_some(3)
-    }
-    fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
-        match (self.kind, piece) {
-            (Kind::ViewCustomer, _) => {
-                if tx.get(CUSTOMER, self.customer, ColumnSet::ALL)?.is_none() {
-                    return Err(Abort::user("no such customer"));
-                }
-            }
-            (Kind::CreateOrder, 0) => {
-                let seats = self.seats as i64;
-                let got = tx
-                    .update(CATEGORY, self.category, ColumnSet::ALL, |r| {
-                        let next = r.int(NEXT_SEAT);
-                        if next >= seats {
-                            return None;
-                        }
-                        r.set_int(NEXT_SEAT, next + 1);
-                        r.set_int(SOLD, r.int(SOLD) + 1);
-                        Some((next as u64, r.int(PRICE)))
-                    })?
-                    .flatten();
-                let Some((seat, price)) = got else {
-                    return Err(Abort::user("sold out"));
-                };
-                self.seat = Some(seat);
-                self.price = price;
-            }
-            (Kind::CreateOrder, 1) => {
-                let key = self.category * self.seats + self.seat.expect("piece 0 ran");
-                let order = self.order as i64;
-                let free = tx
-                    .update(SEAT, key, ColumnSet::one(ORDER_ID), |r| {
-                        let free = r.int(ORDER_ID) == 0;
-                        if free {
-                            r.set_int(ORDER_ID, order);
-                        }
-                        free
-                    })?
-                    .unwrap_or(false);
-                if !free {
-                    return Err(Abort::user("seat already sold"));
-                }
-            }
-            (Kind::CreateOrder, 2) => {
-                let (c, k, s) = (
-                    self.customer,
-                    self.category,
-                    self.seat.expect("piece 0 ran"),
-                );
-                tx.insert(ORDERS, self.order, |r| {
-                    r.set_int(O_CUSTOMER, c as i64);
-                    r.set_int(O_CATEGORY, k as i64);
-                    r.set_int(O_SEAT, s as i64);
-                })?;
-            }
-            (Kind::CreateOrder, _) => {
-                let price = self.price;
-                let found = tx.update(CUSTOMER, self.customer, ColumnSet::ALL, |r| {
-                    r.set_int(C_ORDERS, r.int(C_ORDERS) + 1);
-                    r.set_int(C_SPENT, r.int(C_SPENT) + price);
-                })?;
-                if found.is_none() {
-                    return Err(Abort::user("no such customer"));
-                }
-            }
-            (Kind::ViewEvent, c) => {
-                tx.get(CATEGORY, c as u64, ColumnSet::one(SOLD))?;
-            }
-        }
-        Ok(())
-    }
-    /// CreateOrder: the seat hand-out (piece 0) is the first alkaline subtransaction, each later
-    /// piece its own.
-    fn alkaline_starts(&self, out: &mut Vec<usize>) {
-        if self.kind == Kind::CreateOrder {
-            out.extend([1, 2, 3]);
-        }
-    }
-}
-
-/// Per-thread generator: its random numbers and its next order number.
+/// Per-thread generator: a client terminal's session.
 pub struct TicketGen {
     rng: SmallRng,
     thread: u64,
-    orders: u64,
+    ids: u64,
+    clock: i64,
+    /// The customer at the terminal (a new one comes when the cart is empty).
+    customer: u64,
+    cart: VecDeque<Held>,
+    orders: VecDeque<Placed>,
+}
+
+impl TicketGen {
+    fn id(&mut self) -> u64 {
+        self.ids += 1;
+        (self.thread << 32) | self.ids
+    }
+    /// What a drawn `want` becomes given the session's state (the module doc's fallbacks).
+    fn resolve(&self, want: Kind) -> Kind {
+        let checkout_or_reserve = if self.cart.is_empty() {
+            Kind::ReserveSeat
+        } else {
+            Kind::CreateOrder
+        };
+        match want {
+            Kind::ReserveSeat if self.cart.len() >= MAX_CART => Kind::CreateOrder,
+            Kind::CreateOrder | Kind::ViewCart | Kind::RemoveFromCart | Kind::ReleaseExpired
+                if self.cart.is_empty() =>
+            {
+                Kind::ReserveSeat
+            }
+            Kind::Payment if !self.orders.iter().any(|o| !o.paid) => checkout_or_reserve,
+            Kind::ViewOrder if self.orders.is_empty() => Kind::ViewCustomer,
+            Kind::DeleteOrder if self.orders.is_empty() => Kind::ViewEvent,
+            k => k,
+        }
+    }
 }
 
 fn table(name: &str, cols: &[&str]) -> TableSpec {
@@ -264,24 +326,37 @@ impl Workload for Ticketing {
         "ticketing"
     }
     fn params(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).expect("serializable config")
+        serde_json::json!({ "seats": self.cfg.seats, "base_ified": self.base.to_string() })
     }
     fn load<M: Default + Send + Sync>(&self, db: &mut Database<M>) -> Result<(), LoadError> {
         let seats = self.cfg.seats;
-        let cat =
-            db.create_table(table("category", &["next_seat", "sold", "price"]).capacity(2))?;
-        let seat =
-            db.create_table(table("seat", &["order_id"]).capacity((CATEGORIES * seats) as usize))?;
+        let all = (CATEGORIES * seats) as usize;
+        let cat = db.create_table(table("category", &["sold", "returned", "price"]).capacity(2))?;
+        let seat = db.create_table(table("seat", &["status", "holder", "stamp"]).capacity(all))?;
         let orders = db.create_table(
-            table("orders", &["customer", "category", "seat"])
-                .ordered(4)
-                .capacity((CATEGORIES * seats) as usize),
+            table(
+                "orders",
+                &["customer", "category", "seat", "price", "fee", "status"],
+            )
+            .ordered(4)
+            .capacity(all),
         )?;
-        let customer =
-            db.create_table(table("customer", &["orders", "spent"]).capacity(CUSTOMERS as usize))?;
+        let customer = db.create_table(
+            table("customer", &["orders", "spent", "paid", "cart"]).capacity(CUSTOMERS as usize),
+        )?;
+        let reservation = db.create_table(
+            table("reservation", &["customer", "category", "seat", "expires"])
+                .ordered(4)
+                .capacity(4096),
+        )?;
+        let payment = db.create_table(
+            table("payment", &["customer", "amount", "refunded"])
+                .ordered(4)
+                .capacity(all),
+        )?;
         debug_assert_eq!(
-            (cat, seat, orders, customer),
-            (CATEGORY, SEAT, ORDERS, CUSTOMER)
+            (cat, seat, orders, customer, reservation, payment),
+            (CATEGORY, SEAT, ORDERS, CUSTOMER, RESERVATION, PAYMENT)
         );
         let mut scratch = Vec::new();
         for c in 0..CATEGORIES {
@@ -300,92 +375,118 @@ impl Workload for Ticketing {
         Ok(())
     }
     fn generator(&self, thread: u32, seed: u64) -> TicketGen {
+        let mut rng =
+            SmallRng::seed_from_u64(seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         TicketGen {
-            rng: SmallRng::seed_from_u64(
-                seed ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            ),
+            customer: rng.gen_range(0..CUSTOMERS),
+            rng,
             thread: thread as u64 + 1,
-            orders: 0,
+            ids: 0,
+            clock: 0,
+            cart: VecDeque::with_capacity(MAX_CART),
+            orders: VecDeque::with_capacity(REMEMBERED_ORDERS),
         }
     }
     fn program(&self) -> TicketTxn {
         TicketTxn::default()
     }
     fn next(&self, g: &mut TicketGen, p: &mut TicketTxn) {
-        let roll = g.rng.gen_range(0..100);
-        g.orders += 1;
+        g.clock += 1;
+        let mut roll = g.rng.gen_range(0..100);
+        let mut want = Kind::ViewEvent;
+        for (k, pct) in MIX {
+            if roll < pct {
+                want = k;
+                break;
+            }
+            roll -= pct;
+        }
+        let kind = g.resolve(want);
+        let seats = self.cfg.seats;
         *p = TicketTxn {
-            kind: match roll {
-                0..80 => Kind::CreateOrder,
-                80..90 => Kind::ViewEvent,
-                _ => Kind::ViewCustomer,
-            },
-            customer: g.rng.gen_range(0..CUSTOMERS),
-            category: g.rng.gen_range(0..CATEGORIES),
-            order: (g.thread << 32) | g.orders,
-            seats: self.cfg.seats,
-            seat: None,
-            price: 0,
+            kind,
+            cut: txn::cut(self.base, kind),
+            seats,
+            ..TicketTxn::default()
         };
+        let held = |p: &mut TicketTxn, h: Held| {
+            (p.reservation, p.customer, p.category, p.seat) = (h.id, h.customer, h.category, h.seat)
+        };
+        let placed = |p: &mut TicketTxn, o: Placed| {
+            (p.order, p.customer, p.category, p.seat) = (o.id, o.customer, o.category, o.seat)
+        };
+        match kind {
+            Kind::ViewEvent => {}
+            Kind::ViewCategory => {
+                p.category = g.rng.gen_range(0..CATEGORIES);
+                p.seat = g.rng.gen_range(0..seats);
+            }
+            Kind::ReserveSeat => {
+                if g.cart.is_empty() {
+                    g.customer = g.rng.gen_range(0..CUSTOMERS);
+                }
+                let h = Held {
+                    id: g.id(),
+                    customer: g.customer,
+                    category: g.rng.gen_range(0..CATEGORIES),
+                    seat: g.rng.gen_range(0..seats),
+                    expires: g.clock + RESERVATION_TTL,
+                };
+                g.cart.push_back(h);
+                held(p, h);
+                p.stamp = h.expires;
+            }
+            Kind::ViewCart => {
+                let h = g.cart[g.rng.gen_range(0..g.cart.len())];
+                held(p, h);
+            }
+            Kind::RemoveFromCart => held(p, g.cart.pop_back().expect("resolved")),
+            Kind::ReleaseExpired => {
+                let h = g.cart.pop_front().expect("resolved");
+                g.clock = g.clock.max(h.expires);
+                held(p, h);
+                p.stamp = g.clock;
+            }
+            Kind::CreateOrder => {
+                let h = g.cart.pop_front().expect("resolved");
+                held(p, h);
+                p.order = g.id();
+                p.fee = FEES[g.rng.gen_range(0..FEES.len())];
+                if g.orders.len() == REMEMBERED_ORDERS {
+                    g.orders.pop_front();
+                }
+                g.orders.push_back(Placed {
+                    id: p.order,
+                    customer: h.customer,
+                    category: h.category,
+                    seat: h.seat,
+                    paid: false,
+                });
+            }
+            Kind::Payment => {
+                let o = g.orders.iter_mut().find(|o| !o.paid).expect("resolved");
+                o.paid = true;
+                let o = *o;
+                placed(p, o);
+            }
+            Kind::ViewOrder => {
+                let o = g.orders[g.rng.gen_range(0..g.orders.len())];
+                placed(p, o);
+            }
+            Kind::ViewCustomer => p.customer = g.rng.gen_range(0..CUSTOMERS),
+            Kind::DeleteOrder => {
+                let i = g.rng.gen_range(0..g.orders.len());
+                let o = g.orders.remove(i).expect("resolved");
+                placed(p, o);
+            }
+        }
     }
     fn check<M: Default + Send + Sync>(&self, db: &Database<M>) -> Result<(), Violation> {
-        use crate::inspect::{int, with_row};
-        let mut buf = Vec::new();
-        let mut sold_total = 0i64;
-        for c in 0..CATEGORIES {
-            let (next, sold) = with_row(db, CATEGORY, c, &mut buf, |r| {
-                (r.int(NEXT_SEAT), r.int(SOLD))
-            })
-            .ok_or("a category is missing")?;
-            if next != sold {
-                return Err(format!("category {c}: {next} seats handed out, {sold} sold").into());
-            }
-            let mut marked = 0;
-            for s in 0..self.cfg.seats {
-                let o = int(db, SEAT, self.seat_key(c, s), ORDER_ID, &mut buf)
-                    .ok_or(format!("seat {c}/{s} missing"))?;
-                if o == 0 {
-                    continue;
-                }
-                marked += 1;
-                let names = with_row(db, ORDERS, o as u64, &mut buf, |r| {
-                    (r.int(O_CATEGORY), r.int(O_SEAT))
-                })
-                .ok_or(format!(
-                    "seat {c}/{s} sold to order {o}, which does not exist"
-                ))?;
-                if names != (c as i64, s as i64) {
-                    return Err(format!(
-                        "seat {c}/{s} sold to order {o}, which names seat {}/{}: a seat sold twice",
-                        names.0, names.1
-                    )
-                    .into());
-                }
-            }
-            if marked != sold {
-                return Err(
-                    format!("category {c}: {sold} sold, {marked} seats marked sold").into(),
-                );
-            }
-            sold_total += sold;
-        }
-        let t = db.table(ORDERS);
-        let orders = t
-            .range(0, u64::MAX)
-            .filter(|&(k, _)| with_row(db, ORDERS, k, &mut buf, |_| ()).is_some())
-            .count() as i64;
-        let placed: i64 = (0..CUSTOMERS)
-            .map(|c| int(db, CUSTOMER, c, C_ORDERS, &mut buf).unwrap_or(0))
-            .sum();
-        if orders != sold_total || placed != sold_total {
-            return Err(format!(
-                "{sold_total} seats sold, but {orders} orders and {placed} orders counted by customers"
-            )
-            .into());
-        }
-        Ok(())
+        check::check(self, db)
     }
 }
+
+mod check;
 
 #[cfg(test)]
 mod tests;
