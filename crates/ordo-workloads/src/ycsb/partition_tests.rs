@@ -4,6 +4,7 @@ use super::options::{HOT_PER_TXN, HOT_ROWS, MULTI_PARTITION, PARTITIONS, ROWS};
 use super::*;
 use crate::Purpose;
 use ordo::options::{OptionSpec, Settings};
+use ordo::protocols::kit::partition_map::PartitionMap;
 use ordo::protocols::partitioned::partition_of;
 use ordo::protocols::partitioned::parts::PartSet;
 use std::collections::BTreeSet;
@@ -131,7 +132,8 @@ fn hstore_takes_one_partition_for_a_single_partition_transaction() {
             for piece in 0..p.pieces() {
                 p.declare(piece, &mut decl);
             }
-            set.of(&db, &decl, 2).unwrap();
+            set.of(&db, &decl, PartitionMap::new(2, p.partitioning()))
+                .unwrap();
             let spans: BTreeSet<u32> = keys(&p).iter().map(|&k| k as u32 % 2).collect();
             if spans.len() == 1 {
                 assert_eq!(set.list, [t], "worker {t}'s partition");

@@ -14,7 +14,7 @@ pub use api::Tx;
 pub use error::{check_live, Abort, AbortReason, TxResult};
 pub use program::{
     prefetch_accesses, prefetch_declared, prefetch_index_entries, refuse_write, run_pieces, Access,
-    AccessKind, AfterFailure, ConflictUnits, Program, RemoteWait, Target,
+    AccessKind, AfterFailure, ConflictUnits, Partitioning, Program, RemoteWait, Target,
 };
 pub use record::{IdLedger, Recorder, TxnIds};
 pub use retry::{Backoff, RetryPolicy};

@@ -168,6 +168,14 @@ impl Access {
 /// unit lies in it (TPC-C's composite keys put the warehouse and district first).
 pub type ConflictUnits = fn(table: TableId, key: u64, coarse: bool) -> Option<u64>;
 
+/// A workload's partitioning ([`Program::partitioning`]): the **partition key** of key `key` of
+/// `table` — TPC-C's warehouse — so that a partition-per-core protocol of `n` partitions puts the
+/// key in partition `partition_key % n` instead of `key % n`. Requirements: every program of a
+/// workload returns the same function (two transactions must agree where a record lives), and it
+/// is nondecreasing in the key within a table over every range a program scans, so that a range's
+/// partitions lie between its ends'.
+pub type Partitioning = fn(table: TableId, key: u64) -> u64;
+
 /// A transaction type's logic, as pieces with declared accesses.
 pub trait Program {
     /// A short name of the transaction type (for per-type statistics), e.g. "NewOrder".
@@ -208,6 +216,13 @@ pub trait Program {
     /// district-keyed tables by (warehouse, district), and, coarse, Stock by warehouse). `None`
     /// (the default): every key is its own unit.
     fn conflict_units(&self) -> Option<ConflictUnits> {
+        None
+    }
+
+    /// How the workload's keys split into partitions, for the partition-per-core protocols
+    /// (`hstore`, `hstore-lockmgr`, the `vll-partitioned` family): TPC-C by warehouse, as H-Store
+    /// partitions it. `None` (the default): key `k` belongs to partition `k % n`.
+    fn partitioning(&self) -> Option<Partitioning> {
         None
     }
 

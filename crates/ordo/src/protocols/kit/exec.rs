@@ -18,6 +18,7 @@
 
 use super::inplace::{InPlace, Install};
 use super::lock_request::{find, LockRequest, Mode};
+use super::partition_map::PartitionMap;
 use crate::check::TxnId;
 use crate::storage::{ColumnSet, Database, RowId, RowMut, RowRef, Table, TableId, ABSENT};
 use crate::txn::{
@@ -36,8 +37,8 @@ pub enum Cover<'a> {
         locks: &'a [LockRequest],
         accesses: &'a [Access],
     },
-    /// Every key `k` with `held` bit `k % partitions` set.
-    Partitions { held: &'a [u64], partitions: u64 },
+    /// Every key whose partition (by `map`) has its `held` bit set.
+    Partitions { held: &'a [u64], map: PartitionMap },
     /// Key locks as in [`Cover::Keys`], and conflict units: a key of a table that `of` groups into
     /// units (at grain `coarse`, see [`ConflictUnits`]) is covered by its unit's lock in `units`,
     /// whether the transaction declared that key or not — the unit holds all of them.
@@ -67,8 +68,7 @@ fn unit_held(units: &[UnitLock], table: TableId, unit: u64, write: bool) -> bool
 }
 
 impl Cover<'_> {
-    fn partition_held(held: &[u64], partitions: u64, key: u64) -> bool {
-        let p = key % partitions;
+    fn partition_held(held: &[u64], p: u64) -> bool {
         held[(p / 64) as usize] & (1 << (p % 64)) != 0
     }
 
@@ -80,7 +80,7 @@ impl Cover<'_> {
             Cover::Keys { locks, .. } => {
                 find(locks, table, key).is_some_and(|i| locks[i].mode == Mode::Exclusive || !write)
             }
-            Cover::Partitions { held, partitions } => Self::partition_held(held, partitions, key),
+            Cover::Partitions { held, map } => Self::partition_held(held, map.of(table, key)),
             Cover::Units {
                 locks,
                 units,
@@ -125,12 +125,10 @@ impl Cover<'_> {
                     }
                     .allows_range(table, lo, hi)
             }
-            Cover::Partitions { held, partitions } => {
-                if hi - lo >= partitions {
-                    (0..partitions).all(|k| Self::partition_held(held, partitions, k))
-                } else {
-                    (lo..=hi).all(|k| Self::partition_held(held, partitions, k))
-                }
+            Cover::Partitions { held, map } => {
+                let mut all = true;
+                map.range(table, lo, hi, |p| all &= Self::partition_held(held, p));
+                all
             }
         }
     }

@@ -12,7 +12,7 @@
 //! | [`recon`]         | the reconnaissance transaction that planning runs dependent pieces on | (plan) |
 //! | [`exec`]          | executing under locks already held: the cover check, barriers      | deterministic, partitioned, twopl (ordered) |
 //! | [`lock_table`]    | the traditional lock manager: latched hash table of request queues, its compatibility matrix a parameter | twopl, salt, callas |
-//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt, twopl (as-you-go), callas |
+//! | [`hold_delay`]    | `--op-delay-us`, `--commit-delay-us`: lock hold time slept, as replication would | salt, twopl (as-you-go), callas, sc_chopping |
 //! | [`lock_manager`]  | the lock manager of ordered transactions: per-key FIFO queues      | deterministic, partitioned, range_locks |
 //! | [`scheduler`]     | what a lock manager fed transactions in one global order offers    | deterministic, partitioned |
 //! | [`counters`]      | VLL's C_X/C_S counters, colocated or arrayed                       | vll, deterministic (calvin-vll), partitioned |
@@ -27,6 +27,7 @@
 //! | [`pipeline`]      | early write visibility: per-record access lists, the board of live transactions, per-record undo | ic3, callas |
 //! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3, callas |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
+//! | [`partition_map`] | which partition a key belongs to: key mod n, or the workload's partition key (TPC-C's warehouse) mod n | partitioned (and the cover check) |
 //! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
 //! | [`recv`]          | receiving a hand-off: poll briefly, then block                     | deterministic, partitioned |
 //!
@@ -43,6 +44,7 @@ pub mod latch;
 pub mod lock_manager;
 pub mod lock_request;
 pub mod lock_table;
+pub mod partition_map;
 pub mod pipeline;
 pub mod plan;
 pub mod prefix;

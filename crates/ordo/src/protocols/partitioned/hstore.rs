@@ -32,6 +32,7 @@
 
 use super::parts::PartSet;
 use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
+use crate::protocols::kit::partition_map::PartitionMap;
 use crate::protocols::kit::plan::Planner;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
@@ -133,8 +134,8 @@ impl Protocol for HStore {
     /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
     fn execute<P: Program>(&self, w: &mut HStoreWorker, program: &mut P) -> TxResult<()> {
         w.planner.plan(program, &self.db, &mut w.accesses, false);
-        let n = self.partitions();
-        w.parts.of(&self.db, &w.accesses, n)?;
+        let map = PartitionMap::new(self.partitions(), program.partitioning());
+        w.parts.of(&self.db, &w.accesses, map)?;
         self.lock(&w.parts.list);
         let _unlock = Unlock {
             p: self,
@@ -142,7 +143,7 @@ impl Protocol for HStore {
         };
         let cover = Cover::Partitions {
             held: &w.parts.bits,
-            partitions: n,
+            map,
         };
         // The transaction (rolled back by its drop on an abort or a panic) ends before the unlock.
         let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);

@@ -7,10 +7,13 @@
 //! # Partitions
 //!
 //! The database is split into `P` partitions, `P` = the number of worker threads (H-Store's one
-//! partition per core). Key `k` of every table belongs to partition **`k % P`** ([`partition_of`]); a
-//! workload that wants single-partition transactions keeps each transaction's keys congruent modulo
-//! `P` (the `vll-micro` workload's `--partitions` does this when it equals the thread count). A key
-//! range touches every partition if it is at least `P` keys wide, else the partitions of its keys.
+//! partition per core). Key `k` of every table belongs to partition **`k % P`** ([`partition_of`]),
+//! unless the workload partitions its data itself ([`crate::txn::Program::partitioning`]: TPC-C by
+//! warehouse, as H-Store partitions it), when it belongs to partition `partition_key % P`
+//! ([`crate::protocols::kit::partition_map`]). A workload that wants single-partition transactions
+//! without a partitioning keeps each transaction's keys congruent modulo `P` (`vll-micro`'s and
+//! `ycsb`'s `--partitions` do this when it equals the thread count). A key range touches every
+//! partition if its partition keys span at least `P`, else the partitions between its ends'.
 //!
 //! Worker thread `i` is partition `i`'s "site" when the workload draws its transactions for partition
 //! `i`; a transaction drawn by one thread may still touch any partition, taking what it needs there.

@@ -1,6 +1,6 @@
 //! The set of partitions a transaction touches, from its declared accesses.
 
-use super::partition_of;
+use crate::protocols::kit::partition_map::PartitionMap;
 use crate::storage::Database;
 use crate::txn::{Access, Target, TxResult};
 
@@ -13,15 +13,16 @@ pub struct PartSet {
 }
 
 impl PartSet {
-    /// The partitions of `accesses` among `partitions`. Reads of read-only tables
+    /// The partitions of `accesses` by `map`. Reads of read-only tables
     /// ([`crate::storage::TableSpec::read_only`]) touch none: H-Store replicates such tables in every
     /// partition; a declared write to one is refused ([`Access::unlocked_in`]).
     pub fn of<M: Default + Send + Sync>(
         &mut self,
         db: &Database<M>,
         accesses: &[Access],
-        partitions: u64,
+        map: PartitionMap,
     ) -> TxResult<()> {
+        let partitions = map.n;
         self.bits.clear();
         self.bits.resize(partitions.div_ceil(64) as usize, 0);
         let mut add = |p: u64| self.bits[(p / 64) as usize] |= 1 << (p % 64);
@@ -30,15 +31,8 @@ impl PartSet {
                 continue;
             }
             match a.target {
-                Target::Key(k) => add(partition_of(k, partitions)),
-                Target::Range { lo, hi } if lo <= hi => {
-                    if hi - lo >= partitions - 1 {
-                        (0..partitions).for_each(&mut add);
-                    } else {
-                        (lo..=hi).for_each(|k| add(partition_of(k, partitions)));
-                    }
-                }
-                Target::Range { .. } => {}
+                Target::Key(k) => add(map.of(a.table, k)),
+                Target::Range { lo, hi } => map.range(a.table, lo, hi, &mut add),
             }
         }
         if self.bits.iter().all(|&b| b == 0) {
@@ -73,24 +67,29 @@ mod tests {
     fn keys_map_modulo_and_wide_ranges_take_everything() {
         let db = crate::protocols::conformance::small_db::<()>();
         let mut s = PartSet::default();
+        let four = PartitionMap::new(4, None);
         s.of(
             &db,
             &[
                 Access::read(0, 7, ColumnSet::ALL),
                 Access::read(0, 12, ColumnSet::ALL),
             ],
-            4,
+            four,
         )
         .unwrap();
         assert_eq!(s.list, vec![0, 3]);
-        s.of(&db, &[Access::scan(0, 5, 6, ColumnSet::ALL)], 4)
+        s.of(&db, &[Access::scan(0, 5, 6, ColumnSet::ALL)], four)
             .unwrap();
         assert_eq!(s.list, vec![1, 2]);
-        s.of(&db, &[Access::scan(0, 5, 8, ColumnSet::ALL)], 4)
+        s.of(&db, &[Access::scan(0, 5, 8, ColumnSet::ALL)], four)
             .unwrap();
         assert_eq!(s.list, vec![0, 1, 2, 3]);
-        s.of(&db, &[Access::read(0, 100, ColumnSet::ALL)], 70)
-            .unwrap();
+        s.of(
+            &db,
+            &[Access::read(0, 100, ColumnSet::ALL)],
+            PartitionMap::new(70, None),
+        )
+        .unwrap();
         assert_eq!((s.list.clone(), s.bits.len()), (vec![30], 2));
     }
 }

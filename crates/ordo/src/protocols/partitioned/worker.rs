@@ -20,6 +20,7 @@
 use super::parts::PartSet;
 use crate::protocols::kit::aimd::Aimd;
 use crate::protocols::kit::exec::{Cover, ExecState, ExecTx};
+use crate::protocols::kit::partition_map::PartitionMap;
 use crate::protocols::kit::plan::{locks_of, LockRequest, Planner};
 use crate::protocols::kit::recv::recv_polling;
 use crate::protocols::kit::txn_queue::Seq;
@@ -119,14 +120,17 @@ pub(super) struct Slot {
     pub(super) queued: Vec<(u32, Seq)>,
     /// Ordered as a wall in every partition (a range too wide for key locks).
     pub(super) wall: bool,
+    /// Where its keys live (the program's partitioning, among the engine's partitions).
+    pub(super) map: Option<PartitionMap>,
 }
 
 impl Slot {
     /// Its lock requests on keys of partition `p` of `n` (what it requests there).
     pub(super) fn locks_in(&self, p: u32, n: u64) -> impl Iterator<Item = LockRequest> + '_ {
+        let map = self.map.unwrap_or(PartitionMap::new(n, None));
         self.locks
             .iter()
-            .filter(move |l| super::partition_of(l.key, n) == p as u64)
+            .filter(move |l| map.of(l.table, l.key) == p as u64)
             .copied()
     }
 }
@@ -203,11 +207,13 @@ pub(super) fn plan<P: Program, M: Default + Send + Sync>(
     w.planner.plan(program, db, &mut s.accesses, false);
     s.wall = locks_of(db, &s.accesses, rows, &mut s.locks)?;
     s.queued.clear();
+    let map = PartitionMap::new(n, program.partitioning());
+    s.map = Some(map);
     if s.wall {
         s.parts.all(n);
         Ok(())
     } else {
-        s.parts.of(db, &s.accesses, n)
+        s.parts.of(db, &s.accesses, map)
     }
 }
 
