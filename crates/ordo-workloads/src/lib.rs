@@ -27,6 +27,7 @@
 //! builds one from the options given. A configuration a workload cannot run is an [`Error`], which
 //! names the option at fault.
 
+pub mod base_ified;
 pub mod callas_micro;
 pub mod catalog;
 pub mod error;

@@ -178,13 +178,15 @@ impl Value {
 }
 
 impl Value {
-    /// The value as a number; `None` for a flag or text. What a sweep point records as its
-    /// `"value"` (a whole number too, as a float).
+    /// The value as a number; `None` for a flag or a text that is not a finite number (a choice
+    /// of `0`, `1`, … or `raw` reads `2` as 2). What a sweep point records as its `"value"` (a
+    /// whole number too, as a float).
     pub fn number(&self) -> Option<f64> {
-        match *self {
-            Value::Int(v) => Some(v as f64),
-            Value::Float(v) => Some(v),
-            Value::Flag | Value::Text(_) => None,
+        match self {
+            Value::Int(v) => Some(*v as f64),
+            Value::Float(v) => Some(*v),
+            Value::Text(t) => t.parse::<f64>().ok().filter(|v| v.is_finite()),
+            Value::Flag => None,
         }
     }
 }
@@ -443,6 +445,8 @@ mod tests {
         assert!(skew.parse("inf").is_err(), "values are finite");
         assert_eq!(Value::Int(4).number(), Some(4.0));
         assert_eq!(Value::Text("a".into()).number(), None);
+        assert_eq!(Value::Text("2".into()).number(), Some(2.0));
+        assert_eq!(Value::Text("inf".into()).number(), None);
     }
 
     #[test]

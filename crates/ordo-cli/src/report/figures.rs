@@ -36,6 +36,7 @@ impl Axis {
             "read-ratio" => "fraction of reads".into(),
             "warehouses" => "warehouses".into(),
             "ci" => "contention index".into(),
+            "base-ified" => "transaction types BASE-ified".into(),
             "multi-partition" => "% multi-partition transactions".into(),
             "shared-prefix" => "bits shared by a range's ends".into(),
             "delayed" => "fraction of transactions delayed".into(),

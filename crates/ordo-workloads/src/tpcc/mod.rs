@@ -38,6 +38,7 @@
 //!
 //! Money is in cents and rates in basis points (integers), so the conditions hold exactly.
 
+pub mod base;
 pub mod consistency;
 pub mod credit_check;
 pub mod customer;
@@ -47,6 +48,7 @@ pub mod mix;
 pub mod new_order;
 pub mod options;
 pub mod order_status;
+pub mod partitions;
 pub mod payment;
 pub mod random;
 pub mod schema;
@@ -58,12 +60,13 @@ mod pwv_tests;
 #[cfg(test)]
 mod tests;
 
+use crate::base_ified::{BaseIfied, Cut};
 use crate::Error;
 use customer::By;
 use mix::{Kind, Mix};
 use ordo::harness::{Violation, Workload};
 use ordo::storage::{Database, LoadError};
-use ordo::txn::{Access, ConflictUnits, Program, Tx, TxResult};
+use ordo::txn::{Access, ConflictUnits, Partitioning, Program, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use random::{nurand, NuRandC};
@@ -87,6 +90,8 @@ pub struct TpccConfig {
     /// Each transaction draws its home warehouse uniformly (`--home-warehouse random`), instead of
     /// the worker's fixed one (the default: TPC-C binds each terminal to a warehouse).
     pub random_home: bool,
+    /// Which types `salt`/`salt-local` run as BASE transactions (`--base-ified`, [`base`]).
+    pub base_ified: BaseIfied,
 }
 
 impl Default for TpccConfig {
@@ -98,6 +103,7 @@ impl Default for TpccConfig {
             no_ytd: false,
             remote_new_order: None,
             random_home: false,
+            base_ified: base::DEFAULT,
         }
     }
 }
@@ -179,6 +185,8 @@ pub struct TpccTxn {
     pub delivery: delivery::Delivery,
     pub stock_level: stock_level::StockLevel,
     pub credit_check: credit_check::CreditCheck,
+    /// How the drawn type is cut into alkaline subtransactions ([`base`]; read only by Salt).
+    pub cut: Cut,
 }
 
 macro_rules! dispatch {
@@ -271,8 +279,17 @@ impl Program for TpccTxn {
     fn conflict_units(&self) -> Option<ConflictUnits> {
         dispatch_ref!(self, p => p.conflict_units())
     }
+    /// By warehouse, for every type ([`partitions`]).
+    fn partitioning(&self) -> Option<Partitioning> {
+        Some(partitions::BY_WAREHOUSE)
+    }
     fn commutes(&self, piece: usize) -> bool {
         dispatch_ref!(self, p => p.commutes(piece))
+    }
+    fn alkaline_starts(&self, out: &mut Vec<usize>) {
+        if let Some(kind) = self.kind {
+            base::alkaline_starts(kind, self.pieces(), self.cut, out);
+        }
     }
     #[inline]
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
@@ -382,7 +399,7 @@ impl Tpcc {
         p.no_ytd = self.cfg.no_ytd;
         p.dbx1000 = self.cfg.mix.dbx1000;
         g.history += 1;
-        p.h_key = schema::history_key(g.id, g.history);
+        p.h_key = schema::history_key(p.w, g.id, g.history);
     }
 }
 
@@ -406,6 +423,10 @@ impl Workload for Tpcc {
             "no_ytd": self.cfg.no_ytd,
             "home_warehouse": if self.cfg.random_home { "random" } else { "bound" },
         });
+        // Only when not the default: a run without it records what it always did.
+        if self.cfg.base_ified != base::DEFAULT {
+            params["base_ified"] = serde_json::json!(self.cfg.base_ified.to_string());
+        }
         // Only when given: a run without it records what it always did.
         if let Some(pct) = self.cfg.remote_new_order {
             params["remote_new_order"] = serde_json::json!(pct);
@@ -438,6 +459,7 @@ impl Workload for Tpcc {
     fn next(&self, g: &mut TpccGen, p: &mut TpccTxn) {
         let kind = self.cfg.mix.pick(g.rng.gen_range(0..self.cfg.mix.total()));
         p.kind = Some(kind);
+        p.cut = base::cut(self.cfg.base_ified, kind);
         match kind {
             Kind::NewOrder => self.new_order(g, &mut p.new_order),
             Kind::Payment => self.payment(g, &mut p.payment),

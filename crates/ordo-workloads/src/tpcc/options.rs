@@ -9,9 +9,11 @@
 //! remote warehouse's Stock" — what the specification's 1% of order lines already gives on
 //! average; `--remote-new-order 10` makes it exactly 10% of New-Orders, one remote line each.
 
+use super::base;
 use super::mix::Mix;
 use super::schema::MAX_WAREHOUSES;
 use super::{Tpcc, TpccConfig};
+use crate::base_ified::{BaseIfied, BASE_IFIED};
 use crate::{Purpose, Result};
 use ordo::options::{OptionSpec, Settings, ValueKind};
 
@@ -73,6 +75,7 @@ pub const OPTIONS: &[&OptionSpec] = &[
     &NO_YTD,
     &REMOTE_NEW_ORDER,
     &HOME_WAREHOUSE,
+    &BASE_IFIED,
 ];
 
 /// The configuration when no option is given: one full-size warehouse for benchmarks; one tiny
@@ -126,6 +129,12 @@ fn configure(settings: &Settings, d: TpccConfig) -> Result<Tpcc> {
             Some(h) => h == "random",
             None => d.random_home,
         },
+        base_ified: BaseIfied::from_settings(
+            settings,
+            d.base_ified,
+            base::ORDER.len() as u8,
+            "tpcc",
+        )?,
     })
 }
 

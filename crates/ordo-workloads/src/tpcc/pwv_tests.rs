@@ -14,6 +14,7 @@ fn tiny(warehouses: u32, mix: &str, remote_new_order: Option<f64>) -> Tpcc {
         no_ytd: false,
         remote_new_order,
         random_home: false,
+        base_ified: base::DEFAULT,
     })
     .unwrap()
 }

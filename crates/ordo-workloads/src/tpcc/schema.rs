@@ -13,7 +13,7 @@
 //! | WAREHOUSE           | w                                     | w                          |
 //! | DISTRICT            | (w, d)                                | w · d:4                    |
 //! | CUSTOMER            | (w, d, c)                             | w · d:4 · c:12             |
-//! | HISTORY             | loaded: the customer key; later: 1·gen:23·seq:40 (no primary key in the spec) |
+//! | HISTORY             | loaded: the customer key; later: 1·w:16·gen:15·seq:32 (no primary key in the spec) |
 //! | NEW-ORDER, ORDER    | (w, d, o)                             | w · d:4 · o:32             |
 //! | ORDER-LINE          | (w, d, o, ol)                         | w · d:4 · o:32 · ol:4      |
 //! | ITEM                | i                                     | i                          |
@@ -369,11 +369,16 @@ pub fn cust_name_key(w: u32, d: u32, name: u32, c: u32) -> u64 {
 pub fn order_cust_key(w: u32, d: u32, c: u32, o: u32) -> u64 {
     (cust_key(w, d, c) << 32) | o as u64
 }
-/// Key of a HISTORY row inserted by Payment: `seq` of generator `gen` (loaded rows use customer keys,
-/// whose top bit is 0).
+/// Key of a HISTORY row inserted by a Payment of warehouse `w`: `seq` of generator `gen` (loaded
+/// rows use customer keys, whose top bit is 0). The warehouse puts the row in its warehouse's
+/// partition ([`super::partitions`]); the generator (one per worker, numbered modulo 2^15) and its
+/// sequence number make the key unique.
 #[inline]
-pub fn history_key(gen: u64, seq: u64) -> u64 {
-    (1 << 63) | ((gen & ((1 << 23) - 1)) << 40) | (seq & ((1 << 40) - 1))
+pub fn history_key(w: u32, gen: u64, seq: u64) -> u64 {
+    (1 << 63)
+        | ((w as u64 & 0xFFFF) << 47)
+        | ((gen & ((1 << 15) - 1)) << 32)
+        | (seq & ((1 << 32) - 1))
 }
 
 /// The district `(w, d)` (its [`dist_key`]) of an ORDER / NEW-ORDER key.
@@ -419,7 +424,7 @@ mod tests {
         assert!(ol_key(2, 1, 1, 1) > ol_key(1, 10, u32::MAX, 15));
         assert!(ol_key(1, 3, 7, 15) < ol_key(1, 3, 8, 0));
         assert!(cust_name_key(1, 1, 5, 1) > cust_name_key(1, 1, 4, 3000));
-        assert!(history_key(0, 0) > cust_key(w, 10, 4095));
+        assert!(history_key(1, 0, 0) > cust_key(w, 10, 4095));
         assert_eq!(order_district(order_key(3, 7, 99)), dist_key(3, 7));
         assert_eq!(order_id(order_key(3, 7, 99)), 99);
         assert_eq!(cust_district(cust_key(w, 10, 4095)), dist_key(w, 10));

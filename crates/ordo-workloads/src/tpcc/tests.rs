@@ -15,6 +15,7 @@ fn tiny(warehouses: u32, mix: &str) -> Tpcc {
         no_ytd: false,
         remote_new_order: None,
         random_home: false,
+        base_ified: base::DEFAULT,
     })
     .unwrap()
 }
@@ -603,4 +604,125 @@ fn each_worker_is_a_terminal_of_its_home_warehouse_unless_homes_are_random() {
         seen.iter().all(|&n| n * 4 > total && n * 2 < total),
         "{seen:?}"
     );
+}
+
+/// `--base-ified` reaches each drawn program's alkaline starts: the default cuts New-Order after
+/// its district counter and Payment after its totals and leaves the rest ACID; `0` leaves all
+/// ACID; `raw` cuts every type at every piece; and the option parses, sweeps and refuses a count
+/// above the five types.
+#[test]
+fn base_ified_cuts_the_drawn_programs() {
+    use crate::base_ified::{BaseIfied, BASE_IFIED};
+    use crate::catalog::given;
+    let starts_by_type = |b: BaseIfied| {
+        let w = Tpcc::new(TpccConfig {
+            base_ified: b,
+            ..tiny(1, ALL_TYPES).config().clone()
+        })
+        .unwrap();
+        let mut g = w.generator(0, 5);
+        let mut p = w.program();
+        let mut seen = std::collections::BTreeMap::new();
+        for _ in 0..300 {
+            w.next(&mut g, &mut p);
+            let mut out = Vec::new();
+            p.alkaline_starts(&mut out);
+            seen.insert(p.name(), out);
+        }
+        assert_eq!(seen.len(), 6, "every type drawn");
+        seen
+    };
+    let thesis = starts_by_type(base::DEFAULT);
+    assert_eq!(thesis["NewOrder"], [2]);
+    assert_eq!(thesis["Payment"], [1]);
+    for t in ["Delivery", "StockLevel", "OrderStatus", "CreditCheck"] {
+        assert!(thesis[t].is_empty(), "{t}");
+    }
+    assert!(starts_by_type(BaseIfied::Types(0))
+        .values()
+        .all(Vec::is_empty));
+    let raw = starts_by_type(BaseIfied::Raw);
+    assert_eq!(raw["Delivery"], (1..30).collect::<Vec<_>>());
+    assert_eq!(raw["CreditCheck"], [1, 2]);
+    let three = starts_by_type(BaseIfied::Types(3));
+    assert_eq!(three["Delivery"], [3, 6, 9, 12, 15, 18, 21, 24, 27]);
+    assert!(three["StockLevel"].is_empty());
+
+    let points = given(&[(&BASE_IFIED, "0,2,raw")]).sweep().unwrap();
+    let cuts: Vec<BaseIfied> = points
+        .iter()
+        .map(|(_, s)| {
+            Tpcc::from_settings(s, crate::Purpose::Bench)
+                .unwrap()
+                .config()
+                .base_ified
+        })
+        .collect();
+    assert_eq!(
+        cuts,
+        [BaseIfied::Types(0), BaseIfied::Types(2), BaseIfied::Raw]
+    );
+    let e = Tpcc::from_settings(&given(&[(&BASE_IFIED, "6")]), crate::Purpose::Bench)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("--base-ified") && e.contains("from 0 to 5"),
+        "{e}"
+    );
+}
+
+/// With TPC-C partitioned by warehouse and workers bound to home warehouses (W = P = 2), hstore's
+/// planner puts a New-Order or Payment in its worker's partition alone unless it touches another
+/// warehouse (a remote order line's stock, a remote customer), and then in both.
+#[test]
+fn warehouses_are_partitions_for_the_partitioned_protocols() {
+    use ordo::protocols::kit::partition_map::PartitionMap;
+    use ordo::protocols::partitioned::parts::PartSet;
+    use ordo::txn::Target;
+    let w = tiny(2, "new-order-payment");
+    let p = open(&w);
+    let db = p.db();
+    let (mut set, mut decl) = (PartSet::default(), Vec::new());
+    let (mut single, mut multi) = (0, 0);
+    for t in 0..2u32 {
+        let (mut g, mut prog) = (w.generator(t, 9), w.program());
+        for _ in 0..400 {
+            w.next(&mut g, &mut prog);
+            decl.clear();
+            // The pieces whose keys are the program's inputs (the others' come from earlier reads).
+            for piece in 0..prog.pieces() {
+                let mut needs = Vec::new();
+                prog.declaration_depends_on(piece, &mut needs);
+                if needs.is_empty() {
+                    prog.declare(piece, &mut decl);
+                }
+            }
+            set.of(db, &decl, PartitionMap::new(2, prog.partitioning()))
+                .unwrap();
+            let warehouses: std::collections::BTreeSet<u64> = decl
+                .iter()
+                // Read-only tables (ITEM, CUSTOMER_BY_NAME) are in every partition.
+                .filter(|a| !a.unlocked_in(db).unwrap())
+                .map(|a| match a.target {
+                    Target::Key(k) | Target::Range { lo: k, .. } => {
+                        partitions::partition_key(a.table, k)
+                    }
+                })
+                .collect();
+            if warehouses.len() == 1 {
+                assert_eq!(
+                    set.list,
+                    [t],
+                    "worker {t}'s home warehouse is partition {t}"
+                );
+                single += 1;
+            } else {
+                assert_eq!(set.list, [0, 1]);
+                multi += 1;
+            }
+        }
+    }
+    // About 10% of New-Orders and 15% of Payments reach the other warehouse.
+    assert!(multi > 20 && single > 550, "{single} single, {multi} multi");
 }

@@ -13,8 +13,8 @@
 //! both grains, and Stock by warehouse at the coarse one. Here each unit is the prefix of the
 //! table's packed key ([`super::schema`]: the warehouse and district come first), so it is a
 //! contiguous range of keys and every key of a table gets one, as the units' contract requires.
-//! HISTORY is not keyed by district here (a Payment's row is keyed by its generator and a
-//! sequence number, unique, so no two transactions meet there): its keys stay their own units.
+//! HISTORY is not keyed by district here (a Payment's row is keyed by its warehouse, its
+//! generator and a sequence number, unique, so no two transactions meet there): its keys stay their own units.
 //! Read-only tables need no unit: nothing orders their reads.
 //!
 //! What a unit buys: a declaration in a unit does not go stale when the key inside it came from
@@ -67,7 +67,7 @@ mod tests {
                 range(cust_name_key(w, d, 0, 0), cust_name_key(w, d, 1023, 4095));
             }
         }
-        range(history_key(0, 0), history_key(5, 7));
+        range(history_key(1, 0, 0), history_key(MAX_WAREHOUSES - 1, 5, 7));
         range(item_key(1), item_key(100_000));
         keys
     }
@@ -133,7 +133,7 @@ mod tests {
                 // Per key.
                 for (t, k) in [
                     (WAREHOUSE, wh_key(w)),
-                    (HISTORY, history_key(1, 2)),
+                    (HISTORY, history_key(w, 1, 2)),
                     (ITEM, item_key(5)),
                     (CUSTOMER_BY_NAME, cust_name_key(w, d, 3, 4)),
                 ] {

@@ -13,7 +13,8 @@
 //! (per operation; before an ACID commit and at the end of each alkaline subtransaction) and the
 //! lock-as-you-go 2PLs `2pl-nowait`, `2pl-waitdie`, `2pl-detect`, `2pl-table`, `2pl-table-detect`
 //! (per operation; before the commit), and `callas`, `callas-ser` (per operation; at the end of each
-//! stage that wrote, each stage being a subtransaction of its own). A protocol that does not lock as it goes (OCC, MVCC, the
+//! stage that wrote, each stage being a subtransaction of its own), and `sc-chopping`,
+//! `sc-chopping-ser` (per operation; at the end of each chop that wrote). A protocol that does not lock as it goes (OCC, MVCC, the
 //! planning protocols) has no lock to hold across an operation's round trip and does not list them.
 
 use crate::options::{OptionSpec, ValueKind};
@@ -29,7 +30,7 @@ pub const OP_DELAY_KNOB: OptionSpec = OptionSpec::new(
         max: 10_000_000,
     },
     "salt, salt-local, acid-2pl, 2pl-nowait, 2pl-waitdie, 2pl-detect, 2pl-table, \
-     2pl-table-detect, callas, callas-ser: sleep this long after each operation, its locks still held (emulates an \
+     2pl-table-detect, callas, callas-ser, sc-chopping, sc-chopping-ser: sleep this long after each operation, its locks still held (emulates an \
      operation's replication round trip; see protocols::kit::hold_delay).",
 )
 .default("0");
@@ -43,8 +44,8 @@ pub const COMMIT_DELAY_KNOB: OptionSpec = OptionSpec::new(
         max: 10_000_000,
     },
     "salt, salt-local, acid-2pl, 2pl-nowait, 2pl-waitdie, 2pl-detect, 2pl-table, \
-     2pl-table-detect, callas, callas-ser: sleep this long before a commit (of a transaction, of an \
-     alkaline subtransaction, or of a Callas stage that wrote) releases its locks (emulates a distributed commit).",
+     2pl-table-detect, callas, callas-ser, sc-chopping, sc-chopping-ser: sleep this long before a commit (of a transaction, of an \
+     alkaline subtransaction, or of a Callas stage or SC chop that wrote) releases its locks (emulates a distributed commit).",
 )
 .default("0");
 
