@@ -3,16 +3,19 @@
 //! | piece | does                                                                  | depends on | declaration depends on |
 //! |-------|-----------------------------------------------------------------------|------------|------------------------|
 //! | 0     | read every ITEM; an unused item id rolls the transaction back (1%)   | –          | –                      |
-//! | 1     | read WAREHOUSE w_tax, CUSTOMER discount/credit; `d_next_o_id++`       | –          | –                      |
-//! | 2     | update each line's STOCK (quantity, ytd, order/remote counts)         | –          | –                      |
-//! | 3     | insert ORDER, NEW-ORDER, ORDER_BY_CUSTOMER and the ORDER-LINEs        | 0, 1, 2    | 1                      |
+//! | 1     | read WAREHOUSE w_tax, CUSTOMER discount/credit                        | –          | –                      |
+//! | 2     | DISTRICT: read d_tax, `d_next_o_id++`                                 | –          | –                      |
+//! | 3     | update each line's STOCK (quantity, ytd, order/remote counts)         | –          | –                      |
+//! | 4     | insert ORDER, NEW-ORDER, ORDER_BY_CUSTOMER and the ORDER-LINEs        | 0, 1, 2, 3 | 2                      |
 //!
-//! With DBx1000's work (`--mix dbx1000`) piece 3 does not run.
+//! With DBx1000's work (`--mix dbx1000`) piece 4 does not run.
 //!
 //! Piece 0 is the commit point: the rollback on an invalid item happens before any write, as
-//! piece-wise protocols (PWV) require. Piece 3 needs the prices (piece 0), the o_id and taxes
-//! (piece 1) and the stock's dist info (piece 2), but its keys only the o_id: a protocol that plans
-//! up front runs pieces 0 and 1 in its reconnaissance, not the stock updates.
+//! piece-wise protocols (PWV) require. Piece 4 needs the prices (piece 0), the taxes (pieces 1
+//! and 2), the o_id (piece 2) and the stock's dist info (piece 3), but its keys only the o_id: a
+//! protocol that plans up front runs pieces 0 to 2 in its reconnaissance, not the stock updates.
+//! The district counter is a piece of its own, one record, so that Salt can make it an alkaline
+//! subtransaction of its own (Xie 2016, Fig. 3.5; [`super::base`]).
 
 use super::schema::*;
 use super::units::UNITS;
@@ -53,7 +56,7 @@ pub struct NewOrder {
     pub c: u32,
     pub lines: Vec<Line>,
     pub entry_d: i64,
-    /// DBx1000's work ([`super::mix`]): piece 3 (the inserts) does not run.
+    /// DBx1000's work ([`super::mix`]): piece 4 (the inserts) does not run.
     pub dbx1000: bool,
     // Results of pieces.
     o_id: u32,
@@ -91,7 +94,7 @@ impl NewOrder {
     pub fn all_local(&self) -> bool {
         self.lines.iter().all(|l| l.supply_w == self.w)
     }
-    /// The o_id assigned (after piece 1).
+    /// The o_id assigned (after piece 2).
     pub fn o_id(&self) -> u32 {
         self.o_id
     }
@@ -103,9 +106,9 @@ impl Program for NewOrder {
     }
     fn pieces(&self) -> usize {
         if self.dbx1000 {
-            3
-        } else {
             4
+        } else {
+            5
         }
     }
     fn declare(&self, piece: usize, out: &mut Vec<Access>) {
@@ -129,14 +132,14 @@ impl Program for NewOrder {
                     cust_key(w, d, self.c),
                     ColumnSet::of(&[col::C_DISCOUNT, col::C_LAST, col::C_CREDIT]),
                 ));
-                out.push(Access::update(
-                    DISTRICT,
-                    dist_key(w, d),
-                    ColumnSet::of(&[col::D_TAX, col::D_NEXT_O_ID]),
-                    ColumnSet::one(col::D_NEXT_O_ID),
-                ));
             }
-            2 => out.extend(self.lines.iter().map(|l| {
+            2 => out.push(Access::update(
+                DISTRICT,
+                dist_key(w, d),
+                ColumnSet::of(&[col::D_TAX, col::D_NEXT_O_ID]),
+                ColumnSet::one(col::D_NEXT_O_ID),
+            )),
+            3 => out.extend(self.lines.iter().map(|l| {
                 Access::update(
                     STOCK,
                     stock_key(l.supply_w, l.i),
@@ -160,13 +163,13 @@ impl Program for NewOrder {
         }
     }
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if piece == 3 {
-            out.extend([0, 1, 2]);
+        if piece == 4 {
+            out.extend([0, 1, 2, 3]);
         }
     }
     fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if piece == 3 {
-            out.push(1); // the o_id, from d_next_o_id
+        if piece == 4 {
+            out.push(2); // the o_id, from d_next_o_id
         }
     }
     fn commit_point(&self) -> Option<usize> {
@@ -198,6 +201,8 @@ impl Program for NewOrder {
                     black_box((r.str(col::C_LAST), r.str(col::C_CREDIT)));
                     r.int(col::C_DISCOUNT)
                 });
+            }
+            2 => {
                 let cols = ColumnSet::of(&[col::D_TAX, col::D_NEXT_O_ID]);
                 let (tax, next) = tx
                     .update(DISTRICT, dist_key(w, d), cols, |r| {
@@ -209,7 +214,7 @@ impl Program for NewOrder {
                 self.d_tax = tax;
                 self.o_id = next as u32;
             }
-            2 => {
+            3 => {
                 for l in &mut self.lines {
                     let remote = l.supply_w != w;
                     let qty = l.quantity as i64;

@@ -2,22 +2,26 @@
 //!
 //! | piece | does                                                                   | depends on        | declaration depends on |
 //! |-------|------------------------------------------------------------------------|-------------------|------------------------|
-//! | 0     | `w_ytd += amount`, `d_ytd += amount` (only read them with `--no-ytd`)  | –                 | –                      |
-//! | 1     | by last name (60%): scan CUSTOMER_BY_NAME for the middle customer      | –                 | –                      |
-//! | 2     | update CUSTOMER (balance, ytd payment, count; c_data if bad credit)    | 1 by name         | 1 by name              |
-//! | 3     | insert HISTORY (with the warehouse's and district's names)             | 0; 1 by name      | –                      |
+//! | 0     | `w_ytd += amount` (only read it with `--no-ytd`), read the name         | –                 | –                      |
+//! | 1     | `d_ytd += amount` (only read it with `--no-ytd`), read the name         | –                 | –                      |
+//! | 2     | by last name (60%): scan CUSTOMER_BY_NAME for the middle customer      | –                 | –                      |
+//! | 3     | update CUSTOMER (balance, ytd payment, count; c_data if bad credit)    | 2 by name         | 2 by name              |
+//! | 4     | insert HISTORY (with the warehouse's and district's names)             | 0, 1; 2 by name   | –                      |
 //!
-//! The edges are exact: by id nothing needs the (empty) piece 1, and the customer update needs
-//! nothing of piece 0. The HISTORY insert is a piece of its own because its key is an input
+//! The edges are exact: by id nothing needs the (empty) piece 2, and the customer update needs
+//! nothing of pieces 0 and 1. The HISTORY insert is a piece of its own because its key is an input
 //! (never stale), while the customer's key, by name, comes from the index scan: PWV treats a
 //! piece whose declaration came from a reconnaissance and names a record as abortable, and
 //! HISTORY's key is a record, the customer's a (warehouse, district) unit ([`super::units`]).
+//! The warehouse's and the district's totals are a piece each, one record each, so that Salt can
+//! make each an alkaline subtransaction of its own ([`super::base`]).
 //!
-//! With DBx1000's work (`--mix dbx1000`) piece 3 does not run and `c_data` is not rewritten.
+//! With DBx1000's work (`--mix dbx1000`) piece 4 does not run and `c_data` is not rewritten.
 //!
 //! The customer belongs to a remote warehouse in 15% of payments when there is more than one.
 //!
-//! Piece 0's increments commute with another Payment's ([`Program::commutes`], read by `ic3-comm`).
+//! Pieces 0 and 1's increments commute with another Payment's ([`Program::commutes`], read by
+//! `ic3-comm`).
 
 use super::customer::Lookup;
 use super::schema::*;
@@ -39,7 +43,7 @@ pub struct Payment {
     pub h_key: u64,
     /// Skip the w_ytd / d_ytd updates (SSI thesis option).
     pub no_ytd: bool,
-    /// DBx1000's work ([`super::mix`]): no HISTORY insert (piece 3 does not run), and a bad-credit
+    /// DBx1000's work ([`super::mix`]): no HISTORY insert (piece 4 does not run), and a bad-credit
     /// customer's `c_data` is left alone.
     pub dbx1000: bool,
     w_name: Vec<u8>,
@@ -72,18 +76,16 @@ impl Program for Payment {
     }
     fn pieces(&self) -> usize {
         if self.dbx1000 {
-            3
-        } else {
             4
+        } else {
+            5
         }
     }
     fn declare(&self, piece: usize, out: &mut Vec<Access>) {
         let (w, d) = (self.w, self.d);
         match piece {
-            0 if self.no_ytd => {
-                out.push(Access::read(WAREHOUSE, wh_key(w), wh_cols()));
-                out.push(Access::read(DISTRICT, dist_key(w, d), dist_cols()));
-            }
+            0 if self.no_ytd => out.push(Access::read(WAREHOUSE, wh_key(w), wh_cols())),
+            1 if self.no_ytd => out.push(Access::read(DISTRICT, dist_key(w, d), dist_cols())),
             0 => {
                 let ytd = ColumnSet::one(col::W_YTD);
                 out.push(Access::update(
@@ -92,6 +94,8 @@ impl Program for Payment {
                     wh_cols().union(ytd),
                     ytd,
                 ));
+            }
+            1 => {
                 let ytd = ColumnSet::one(col::D_YTD);
                 out.push(Access::update(
                     DISTRICT,
@@ -100,8 +104,8 @@ impl Program for Payment {
                     ytd,
                 ));
             }
-            1 => self.customer.declare(out),
-            2 => out.push(Access::update(
+            2 => self.customer.declare(out),
+            3 => out.push(Access::update(
                 CUSTOMER,
                 self.customer.key(),
                 cust_reads(),
@@ -113,65 +117,70 @@ impl Program for Payment {
     fn depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         let by_name = self.customer.by_name();
         match piece {
-            2 if by_name => out.push(1),
-            3 => {
-                out.push(0); // w_name, d_name
+            3 if by_name => out.push(2),
+            4 => {
+                out.extend([0, 1]); // w_name, d_name
                 if by_name {
-                    out.push(1); // c
+                    out.push(2); // c
                 }
             }
             _ => {}
         }
     }
     fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
-        if piece == 2 && self.customer.by_name() {
-            out.push(1); // the customer found by last name
+        if piece == 3 && self.customer.by_name() {
+            out.push(2); // the customer found by last name
         }
     }
     fn conflict_units(&self) -> Option<ConflictUnits> {
         Some(UNITS)
     }
-    /// Piece 0's writes commute with another Payment's (for `ic3-comm`): `w_ytd += amount` and
-    /// `d_ytd += amount`, whose old values the payment never sees, beside names nobody writes. The
-    /// customer's update does not (a bad-credit customer's `c_data` is prepended to), nor does
-    /// piece 0 with `--no-ytd` (it writes nothing).
+    /// Pieces 0 and 1's writes commute with another Payment's (for `ic3-comm`): `w_ytd += amount`
+    /// and `d_ytd += amount`, whose old values the payment never sees, beside names nobody writes.
+    /// The customer's update does not (a bad-credit customer's `c_data` is prepended to), nor do
+    /// pieces 0 and 1 with `--no-ytd` (they write nothing).
     fn commutes(&self, piece: usize) -> bool {
-        piece == 0 && !self.no_ytd
+        piece <= 1 && !self.no_ytd
     }
     fn run_piece<T: Tx>(&mut self, piece: usize, tx: &mut T) -> TxResult<()> {
         let (w, d, amount) = (self.w, self.d, self.amount);
         match piece {
             0 => {
-                let (wn, dn) = (&mut self.w_name, &mut self.d_name);
+                let wn = &mut self.w_name;
                 let found = if self.no_ytd {
-                    let a = tx.get(WAREHOUSE, wh_key(w), wh_cols())?.map(|r| {
+                    tx.get(WAREHOUSE, wh_key(w), wh_cols())?.map(|r| {
                         wn.clear();
                         wn.extend_from_slice(r.str(col::W_NAME));
-                    });
-                    let b = tx.get(DISTRICT, dist_key(w, d), dist_cols())?.map(|r| {
-                        dn.clear();
-                        dn.extend_from_slice(r.str(col::D_NAME));
-                    });
-                    a.and(b)
+                    })
                 } else {
                     let ytd = ColumnSet::one(col::W_YTD);
-                    let a = tx.update(WAREHOUSE, wh_key(w), wh_cols().union(ytd), |r| {
+                    tx.update(WAREHOUSE, wh_key(w), wh_cols().union(ytd), |r| {
                         r.set_int(col::W_YTD, r.int(col::W_YTD) + amount);
                         wn.clear();
                         wn.extend_from_slice(r.str(col::W_NAME));
-                    })?;
+                    })?
+                };
+                found.ok_or_else(|| Abort::user("Payment: no such warehouse"))?;
+            }
+            1 => {
+                let dn = &mut self.d_name;
+                let found = if self.no_ytd {
+                    tx.get(DISTRICT, dist_key(w, d), dist_cols())?.map(|r| {
+                        dn.clear();
+                        dn.extend_from_slice(r.str(col::D_NAME));
+                    })
+                } else {
                     let ytd = ColumnSet::one(col::D_YTD);
-                    let b = tx.update(DISTRICT, dist_key(w, d), dist_cols().union(ytd), |r| {
+                    tx.update(DISTRICT, dist_key(w, d), dist_cols().union(ytd), |r| {
                         r.set_int(col::D_YTD, r.int(col::D_YTD) + amount);
                         dn.clear();
                         dn.extend_from_slice(r.str(col::D_NAME));
-                    })?;
-                    a.and(b)
+                    })?
                 };
-                found.ok_or_else(|| Abort::user("Payment: no such warehouse or district"))?;
+                found.ok_or_else(|| Abort::user("Payment: no such district"))?;
             }
-            1 => self.customer.run(tx)?,
-            2 => {
+            2 => self.customer.run(tx)?,
+            3 => {
                 let (c, cd, cw) = (self.customer.c, self.customer.d, self.customer.w);
                 let scratch = &mut self.scratch;
                 let keep_data = self.dbx1000;
