@@ -21,8 +21,8 @@
 //! listing the same declaration.
 
 use crate::{
-    callas_micro, pwv_micro, salt_micro, seats, sibench, smallbank, subscriber_scan, tatp,
-    ticketing, tpcc, vll_micro, vll_range, ycsb,
+    callas_micro, front_accounting, pwv_micro, salt_micro, seats, sibench, smallbank,
+    subscriber_scan, tatp, ticketing, tpcc, vll_micro, vll_range, ycsb,
 };
 use crate::{Error, Purpose, Result};
 use ordo::options::{OptionSpec, Settings};
@@ -198,6 +198,13 @@ catalog! {
         source: "Xie, PhD thesis 2016, section 3.6 (Fusion Ticket set-up)",
         options: ticketing::options::OPTIONS,
         build: ticketing::Ticketing::from_settings,
+    },
+    FrontAccounting(front_accounting::FrontAccounting) {
+        name: "front-accounting",
+        summary: "a retail company's ERP after Front Accounting: 17 transactions (create-order, delivery, payment, pay-supplier = the bulk purchase, stock-adjustment; 12 queries), --goods 100",
+        source: "Xie, PhD thesis 2016, section 4.6 (Front Accounting set-up, Fig. 4.7)",
+        options: front_accounting::options::OPTIONS,
+        build: front_accounting::FrontAccounting::from_settings,
     },
     CallasMicro(callas_micro::CallasMicro) {
         name: "callas-micro",

@@ -12,6 +12,9 @@
 //! * [`sibench`] — the SSI thesis's sibench (§5.2): a full-table min query against single-row updates.
 //! * [`ticketing`] — ticket sales after Salt's Fusion Ticket set-up (one event, two categories of
 //!   10,000 seats; create-order BASE-ified; no seat sold twice, counts match).
+//! * [`front_accounting`] — a retail company's ERP after the thesis's Front Accounting workload
+//!   (17 transactions, 100 goods, a bulk purchase per ~1,000 orders; stock, invoices, payments and
+//!   document numbers match).
 //! * [`callas_micro`] — Callas's microbenchmarks (nexus-lock overhead, execution frequency and
 //!   contention across groups, application rollbacks; Xie 2016 §4.6.4–4.6.6), one piece per
 //!   operation, each transaction type named for grouping.
@@ -31,6 +34,7 @@ pub mod base_ified;
 pub mod callas_micro;
 pub mod catalog;
 pub mod error;
+pub mod front_accounting;
 pub mod inspect;
 pub mod ledger;
 pub mod purpose;
