@@ -6,6 +6,12 @@
 //! the workload on one worker under `callas` (which learns each type's shape as it goes) and
 //! prints what the protocol planned — the same plans a benchmark run uses.
 //!
+//! `--propose-groups` runs Callas's grouping heuristic instead (§4.5.2; `ordo::protocols::callas::
+//! grouping`): it profiles the workload under `acid-2pl` at one worker and at `--threads`
+//! (`--profile-txns` each, with the knobs given — `--op-delay-us`, `--commit-delay-us`), marks the
+//! writers whose latency grew out of proportion, measures their groupings under `callas`, and prints
+//! the per-type numbers, the groupings tried and the proposal (`proposed: --callas-groups …`).
+//!
 //! `--chopping sc` prints classic transaction chopping by SC-cycle analysis instead (Shasha et al.
 //! 1995; the kit's `chopping`): over the whole workload as `sc-chopping` plans it, or, with
 //! `--callas-groups`, within each group as `callas --callas-chopping sc` does — per type its chops
@@ -16,6 +22,7 @@ use crate::declared::Declared;
 use crate::{Error, Result};
 use clap::Args;
 use ordo::protocols::callas::analysis::{GroupPlan, Node, Stage, WHOLE};
+use ordo::protocols::callas::grouping::{self, ProfileConfig};
 use ordo::protocols::callas::{CallasRc, CHOPPING_KNOB, GROUPS_KNOB};
 use ordo::protocols::kit::chopping::Chopping;
 use ordo::protocols::kit::pipeline::access_list::PipeRecord;
@@ -45,6 +52,15 @@ pub struct AnalyzeArgs {
     /// the whole workload, or each of `--callas-groups`).
     #[arg(long, default_value = "rp", value_parser = ["rp", "sc"])]
     pub chopping: String,
+    /// Propose `--callas-groups` by profiling (the thesis's heuristic, §4.5.2) instead.
+    #[arg(long)]
+    pub propose_groups: bool,
+    /// With `--propose-groups`: workers at high load.
+    #[arg(long, default_value_t = 16)]
+    pub threads: usize,
+    /// With `--propose-groups`: transactions per worker in each profiling run.
+    #[arg(long, default_value_t = 100)]
+    pub profile_txns: u64,
     /// The workload options and protocol knobs (`--callas-groups`, `--callas-analysis`,
     /// `--callas-no-opt` shape the analysis).
     #[command(flatten)]
@@ -57,7 +73,16 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     }
     let workload =
         catalog::find(&args.workload)?.build(&args.declared.workload, Purpose::Verify)?;
-    let text = workload.visit(Analysis { args: &args })?;
+    let text = if args.propose_groups {
+        if args.threads == 0 || args.profile_txns == 0 {
+            return Err(Error::InvalidInput(
+                "--threads and --profile-txns must be at least 1".into(),
+            ));
+        }
+        workload.visit(Propose { args: &args })?
+    } else {
+        workload.visit(Analysis { args: &args })?
+    };
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }
@@ -70,6 +95,33 @@ impl WorkloadVisitor for Analysis<'_> {
     type Output = Result<String>;
     fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
         analyze(w, self.args)
+    }
+}
+
+struct Propose<'a> {
+    args: &'a AnalyzeArgs,
+}
+
+impl WorkloadVisitor for Propose<'_> {
+    type Output = Result<String>;
+    fn visit<W: ordo::harness::Workload>(self, w: &W) -> Self::Output {
+        let cfg = ProfileConfig {
+            protocol: ProtocolConfig {
+                knobs: self.args.declared.knobs.clone(),
+                ..ProtocolConfig::default()
+            },
+            threads: self.args.threads,
+            per_thread: self.args.profile_txns,
+            seed: self.args.seed,
+        };
+        let p = grouping::propose(w, &cfg).map_err(Error::InvalidInput)?;
+        Ok(format!(
+            "Callas's grouping heuristic on {} ({} workers × {} transactions per run)\n{}",
+            w.name(),
+            self.args.threads,
+            self.args.profile_txns,
+            p.report()
+        ))
     }
 }
 

@@ -311,3 +311,71 @@ fn nocc_breaks_the_invariants() {
         "nocc never broke front-accounting's invariants"
     );
 }
+
+/// Callas's grouping heuristic (`ordo::protocols::callas::grouping`) on real workloads, with the
+/// lock hold times of the figures (scaled down): a profile under `acid-2pl` at 1 and many workers.
+fn proposal<W: Workload>(w: &W, threads: usize, per_thread: u64) -> grouping::Proposal {
+    let protocol = ProtocolConfig::default()
+        .with_knob(&ordo::protocols::kit::hold_delay::OP_DELAY_KNOB, "50")
+        .unwrap()
+        .with_knob(&ordo::protocols::kit::hold_delay::COMMIT_DELAY_KNOB, "300")
+        .unwrap();
+    let cfg = grouping::ProfileConfig {
+        protocol,
+        threads,
+        per_thread,
+        seed: 3,
+    };
+    grouping::propose(w, &cfg).unwrap()
+}
+
+use ordo::protocols::callas::grouping;
+
+/// Ticketing has one clearly contended type — CreateOrder, which every order of a category runs
+/// through one row with — and the heuristic puts it in a group of its own, the rest together (the
+/// thesis's Fusion Ticket grouping).
+#[test]
+fn the_heuristic_puts_ticketings_checkout_alone() {
+    let w = crate::ticketing::Ticketing::new(crate::ticketing::TicketingConfig { seats: 2_000 })
+        .unwrap();
+    let p = proposal(&w, 24, 80);
+    assert_eq!(p.candidates, ["CreateOrder"], "{}", p.report());
+    assert_eq!(p.groups, "CreateOrder", "{}", p.report());
+}
+
+/// TPC-C (one warehouse): New-Order and Payment are candidates, the read-only types are not, and
+/// whatever grouping wins names no read-only type (they stay in the unpipelined group).
+#[test]
+fn the_heuristic_separates_tpccs_new_order_and_payment_from_the_read_only_types() {
+    let w = crate::tpcc::Tpcc::new(crate::tpcc::TpccConfig {
+        warehouses: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let p = proposal(&w, 24, 60);
+    let r = p.report();
+    for t in ["NewOrder", "Payment"] {
+        assert!(p.candidates.contains(&t), "{r}");
+        assert!(p.groups.contains(t), "{r}");
+    }
+    for t in ["OrderStatus", "StockLevel"] {
+        assert!(!p.candidates.contains(&t), "{r}");
+        assert!(!p.groups.contains(t), "{r}");
+    }
+}
+
+/// Front Accounting: the three writers the thesis's tool separated are the candidates.
+#[test]
+fn the_heuristic_finds_front_accountings_contended_writers() {
+    let w = FrontAccounting::new(FaConfig::default()).unwrap();
+    let p = proposal(&w, 16, 150);
+    let r = p.report();
+    assert!(p.candidates.contains(&"CreateOrder"), "{r}");
+    for c in &p.candidates {
+        assert!(
+            ["CreateOrder", "Delivery", "Payment", "StockAdjustment"].contains(c),
+            "{r}"
+        );
+    }
+    assert!(!p.groups.contains("View"), "{r}");
+}

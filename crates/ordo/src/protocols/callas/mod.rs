@@ -50,7 +50,8 @@
 //! | read committed: anti-dependencies do not order          | `callas` (the thesis's level); `callas-ser` orders them |
 //! | optimistic reads, cascading rollback in the group, safe mode | [`txn`], [`plans::Adapt`] |
 //! | Fig. 4.8: grouping + SC-cycle chopping (instead of Runtime Pipelining) | `--callas-chopping sc`: each group's stages are the kit's [`chopping`](crate::protocols::kit::chopping) over its members, unranked (no rank-gated waits); nexus locks and the rest as above |
-//! | groups (§4.5.2)                                          | `--callas-groups` ([`plans::Grouping`]); the profiling heuristic that proposes them is not built |
+//! | groups (§4.5.2)                                          | `--callas-groups` ([`plans::Grouping`]) |
+//! | automated grouping (§4.5.2): latency that grows out of proportion with load marks the candidates; their groupings are enumerated and measured | [`grouping`] (`ordo analyze --propose-groups`): one bounded pass — profile under `acid-2pl` at one worker and at many, candidates = writers whose latency grew ≥ 2× the lower quartile of all types' growth, every grouping of ≤ 3 of them measured under `callas` — instead of the thesis's iterate-until-no-gain |
 //! | lock hold time from replication and commit              | `--op-delay-us` per operation, `--commit-delay-us` per stage that wrote (each is a subtransaction that commits; a transaction that wrote nothing pays one at its commit, as under ACID) |
 //!
 //! # Choices of this implementation
@@ -80,6 +81,7 @@
 //! thesis's MySQL Cluster; `callas-ser` promises serializability.
 
 pub mod analysis;
+pub mod grouping;
 pub mod nexus;
 pub mod plans;
 pub mod txn;
