@@ -429,8 +429,8 @@ impl Proposal {
         );
         let _ = writeln!(
             out,
-            "  {:<22} {:>6} {:>10} {:>10} {:>8} {:>10}  {}",
-            "type", "writes", "low µs", "high µs", "growth", "retry/txn", ""
+            "  {:<22} {:>6} {:>10} {:>10} {:>8} {:>10}",
+            "type", "writes", "low µs", "high µs", "growth", "retry/txn"
         );
         for t in &self.types {
             let _ = writeln!(
