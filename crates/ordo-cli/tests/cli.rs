@@ -292,12 +292,15 @@ fn verify_exit_code_follows_the_promise() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("NOT serializable"));
+    // (Protocols that end deadlocks only by the lock-wait timeout, as `sc-chopping-ser` does,
+    // take minutes over 20,000 transactions on 50 rows; the protocols' own tests check their
+    // histories at length, this one the exit code.)
     for p in ordo::protocols::all()
         .into_iter()
         .filter(|p| p.isolation == ordo::protocols::Isolation::Serializable)
     {
         let o = ordo(&[
-            "verify", "-p", p.name, "-t", "2", "--txns", "20000", "--rows", "50",
+            "verify", "-p", p.name, "-t", "2", "--txns", "4000", "--rows", "50",
         ]);
         assert_eq!(
             o.status.code(),

@@ -28,6 +28,7 @@
 //! | [`ticket`]        | a fair (first-come, first-served) reader-writer lock word that waits | twopl (ordered locking), ic3, callas |
 //! | [`aimd`]          | additive-increase, multiplicative-decrease bound on queued work    | vll, deterministic, partitioned |
 //! | [`partition_map`] | which partition a key belongs to: key mod n, or the workload's partition key (TPC-C's warehouse) mod n | partitioned (and the cover check) |
+//! | [`waits_for`]     | a waits-for graph of up to 64 lock owners; the highest on a cycle gives up | sc_chopping |
 //! | [`waiting`]       | transactions set aside while their remote reads travel             | nocc, partitioned |
 //! | [`recv`]          | receiving a hand-off: poll briefly, then block                     | deterministic, partitioned |
 //!
@@ -57,6 +58,7 @@ pub mod shape;
 pub mod ticket;
 pub mod txn_queue;
 pub mod waiting;
+pub mod waits_for;
 
 #[cfg(test)]
 pub(crate) mod testkit;

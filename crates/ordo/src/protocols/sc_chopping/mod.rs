@@ -45,8 +45,9 @@
 //! * **Each chop is what `acid-2pl` runs**: locks taken as it goes in the kit's FIFO lock table,
 //!   shared for reads and exclusive for writes; at read committed (`sc-chopping`, the thesis's
 //!   level) a read lock goes once the read is done; at serializable (`sc-chopping-ser`) read locks
-//!   stay to the end of the chop and scans and inserts take next-key locks. Deadlocks end in the
-//!   lock-wait timeout. `--op-delay-us` is slept after each operation, `--commit-delay-us` before
+//!   stay to the end of the chop and scans and inserts take next-key locks. A deadlock is found in a
+//!   waits-for graph of the lock owners ([`crate::protocols::kit::waits_for`]: the highest-numbered
+//!   owner on a cycle gives up), the lock-wait timeout a safety net. `--op-delay-us` is slept after each operation, `--commit-delay-us` before
 //!   each chop that wrote commits (each chop is a transaction that commits; a transaction that
 //!   wrote nothing pays one at its end, as under ACID).
 //! * **What a piece touches is learnt** ([`plans`]), as `callas` does: the first transaction of a
@@ -90,6 +91,7 @@ use crate::protocols::kit::barrier::Barrier;
 use crate::protocols::kit::chopping::ScOpts;
 use crate::protocols::kit::hold_delay::{HoldDelay, COMMIT_DELAY_KNOB, OP_DELAY_KNOB};
 use crate::protocols::kit::lock_table::LockTable;
+use crate::protocols::kit::waits_for::WaitsFor;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
 use crate::txn::{IdLedger, Program, Recorder, TxResult};
@@ -178,6 +180,8 @@ pub struct ScChopping<L: Level> {
     plans: Plans,
     delay: HoldDelay,
     timeout: Duration,
+    /// Who waits for whom: a deadlock ends as soon as it is seen, not at the timeout.
+    waits_for: WaitsFor,
     ids: Arc<IdLedger>,
     _l: std::marker::PhantomData<fn() -> L>,
 }
@@ -219,6 +223,7 @@ impl<L: Level> Protocol for ScChopping<L> {
             plans: Plans::new(opts_of(config)),
             delay: HoldDelay::of(config),
             timeout: config.lock_wait_timeout,
+            waits_for: WaitsFor::default(),
             ids: IdLedger::new(),
             _l: std::marker::PhantomData,
         }

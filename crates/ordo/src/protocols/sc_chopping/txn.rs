@@ -20,7 +20,7 @@ use super::{Level, ScChopping};
 use crate::check::{Event, TxnId};
 use crate::protocols::kit::barrier::Exclusive;
 use crate::protocols::kit::inplace::{InPlace, Install};
-use crate::protocols::kit::lock_table::{Mode, Outcome, Owner};
+use crate::protocols::kit::lock_table::{Mode, Outcome, Owner, Poll};
 use crate::protocols::kit::shape::{shape_of, PieceShape, TypeShape};
 use crate::storage::{ColumnSet, RowId, RowMut, RowRef, Table, TableId, ABSENT, SUPREMUM};
 use crate::txn::{
@@ -186,17 +186,26 @@ impl<'a, L: Level> ChopTx<'a, L> {
     /// lock-wait timeout or when the spec runner cancels the wait.
     #[cold]
     fn wait(&self, table: TableId, rid: RowId, mode: Mode) -> Result<(), AbortReason> {
-        let (owner, locks) = (self.w.owner, &self.p.locks);
+        let (owner, locks, graph) = (self.w.owner, &self.p.locks, &self.p.waits_for);
         let waiting = crate::txn::wait::blocked();
         let backoff = crossbeam_utils::Backoff::new();
         let start = Instant::now();
-        loop {
-            if locks.is_granted(owner, table, rid, mode) {
-                return Ok(());
+        let (mut published, mut round) = (0u64, 0u32);
+        let out = loop {
+            let blockers = match locks.poll(owner, table, rid, mode) {
+                Poll::Granted => break Ok(()),
+                Poll::Waiting(b) => b,
+            };
+            if blockers != published {
+                graph.publish(owner, blockers);
+                published = blockers;
             }
-            if start.elapsed() > self.p.timeout || waiting.canceled() {
+            // A deadlock found in the waits-for graph (its highest owner gives up), the lock-wait
+            // timeout, or the spec runner cancelling the wait.
+            let victim = round.is_multiple_of(8) && graph.victim(owner);
+            if victim || start.elapsed() > self.p.timeout || waiting.canceled() {
                 // Granted meanwhile: held after all.
-                return if locks.withdraw(owner, table, rid) {
+                break if locks.withdraw(owner, table, rid) {
                     Err(AbortReason::Deadlock)
                 } else {
                     Ok(())
@@ -208,7 +217,12 @@ impl<'a, L: Level> ChopTx<'a, L> {
                 backoff.snooze();
             }
             waiting.round();
+            round = round.wrapping_add(1);
+        };
+        if published != 0 {
+            graph.publish(owner, 0);
         }
+        out
     }
 
     /// The end of a read under a lock taken before as `prev` (`None`: newly): the operation delay,
