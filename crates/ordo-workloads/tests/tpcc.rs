@@ -48,6 +48,20 @@ fn run(name: &str, w: &Tpcc, threads: usize, txns: u64, seed: u64) -> Verified {
         .expect("verification run")
 }
 
+/// No anomaly read committed forbids: no dirty write (G0), aborted or intermediate read (G1a,
+/// G1b), or cycle of write and read dependencies (G1c).
+fn assert_read_committed(v: &Verified, who: &str) {
+    use ordo::check::AnomalyKind;
+    for k in [
+        AnomalyKind::G0,
+        AnomalyKind::G1a,
+        AnomalyKind::G1b,
+        AnomalyKind::G1c,
+    ] {
+        assert!(!v.report.has(k), "{who} {k:?}: {}", v.report);
+    }
+}
+
 #[test]
 fn serializable_protocols_run_tpcc_and_tpccpp_without_anomalies() {
     let workloads = [
@@ -103,7 +117,6 @@ fn every_protocol_keeps_the_consistency_conditions_on_one_thread() {
 /// runs under short read locks, not alone).
 #[test]
 fn callas_at_read_committed_keeps_tpcc_consistent() {
-    use ordo::check::AnomalyKind;
     use ordo::protocols::callas::{CallasRc, GROUPS_KNOB};
     let w = contended("standard", false);
     for groups in ["NewOrder,Payment/Delivery", "all"] {
@@ -121,14 +134,7 @@ fn callas_at_read_committed_keeps_tpcc_consistent() {
             "{groups}: {}",
             v.report.committed
         );
-        for k in [
-            AnomalyKind::G0,
-            AnomalyKind::G1a,
-            AnomalyKind::G1b,
-            AnomalyKind::G1c,
-        ] {
-            assert!(!v.report.has(k), "{groups} {k:?}: {}", v.report);
-        }
+        assert_read_committed(&v, groups);
         assert_eq!(v.invariants, Ok(()), "{groups}");
     }
 }
@@ -142,7 +148,6 @@ fn callas_at_read_committed_keeps_tpcc_consistent() {
 /// district's NEW-ORDER rows contiguous to the ACID Deliveries (condition 3).
 #[test]
 fn salt_keeps_tpcc_consistent_however_much_is_base_ified() {
-    use ordo::check::AnomalyKind;
     use ordo::protocols::salt::{SaltLocal, SaltProtocol, LEVEL_KNOB};
     use ordo_workloads::base_ified::BaseIfied;
     let cuts = (0..=5).map(BaseIfied::Types).chain([BaseIfied::Raw]);
@@ -177,14 +182,7 @@ fn salt_keeps_tpcc_consistent_however_much_is_base_ified() {
                     "{name} {who}: {}",
                     v.report.committed
                 );
-                for k in [
-                    AnomalyKind::G0,
-                    AnomalyKind::G1a,
-                    AnomalyKind::G1b,
-                    AnomalyKind::G1c,
-                ] {
-                    assert!(!v.report.has(k), "{name} {who} {k:?}: {}", v.report);
-                }
+                assert_read_committed(&v, &format!("{name} {who}"));
                 if level == "ser" {
                     assert!(v.report.is_serializable(), "{name} {who}: {}", v.report);
                 }
