@@ -70,6 +70,16 @@ impl BaseIfied {
         }
     }
 
+    /// The cut of `kind` in a workload that BASE-ifies its types in `order`: its rank's there;
+    /// a type not in the order is cut only by `raw`.
+    pub fn cut_in<K: PartialEq>(self, order: &[K], kind: &K) -> Cut {
+        match order.iter().position(|k| k == kind) {
+            Some(rank) => self.cut(rank),
+            None if self == BaseIfied::Raw => Cut::Raw,
+            None => Cut::Acid,
+        }
+    }
+
     /// `--base-ified` from `settings`, `default` when not given; a count above `types` (the
     /// workload's number of transaction types) is refused, naming the option.
     pub fn from_settings(

@@ -98,11 +98,7 @@ pub const BASE_ORDER: [Kind; 3] = [Kind::CreateOrder, Kind::ViewEvent, Kind::Vie
 
 /// How `kind` is cut under `b`.
 pub fn cut(b: BaseIfied, kind: Kind) -> Cut {
-    match BASE_ORDER.iter().position(|&k| k == kind) {
-        Some(rank) => b.cut(rank),
-        None if b == BaseIfied::Raw => Cut::Raw,
-        None => Cut::Acid,
-    }
+    b.cut_in(&BASE_ORDER, &kind)
 }
 
 /// A transaction of the workload: its kind and every input, all known when it is generated (no

@@ -49,11 +49,7 @@ pub const DEFAULT: BaseIfied = BaseIfied::Types(2);
 
 /// How `kind` is cut under `b`.
 pub fn cut(b: BaseIfied, kind: Kind) -> Cut {
-    match ORDER.iter().position(|&k| k == kind) {
-        Some(rank) => b.cut(rank),
-        None if b == BaseIfied::Raw => Cut::Raw,
-        None => Cut::Acid,
-    }
+    b.cut_in(&ORDER, &kind)
 }
 
 /// Appends the alkaline starts of a `kind` transaction of `pieces` pieces, cut `cut`.
