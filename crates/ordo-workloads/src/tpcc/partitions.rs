@@ -21,18 +21,24 @@ pub const BY_WAREHOUSE: Partitioning = partition_key;
 
 /// The warehouse of key `key` of `table`, minus one (0 for ITEM).
 pub fn partition_key(table: TableId, key: u64) -> u64 {
+    // A district key (w, d) is w · d:4 ([`dist_key`]).
     let w = match table {
         WAREHOUSE => key,
-        DISTRICT => key >> 4,
-        CUSTOMER => key >> 16,
-        HISTORY if key >> 63 == 1 => (key >> 47) & 0xFFFF,
-        HISTORY => key >> 16,
-        NEW_ORDER | ORDER => key >> 36,
-        ORDER_LINE => key >> 40,
         STOCK => stock_warehouse(key),
-        CUSTOMER_BY_NAME => key >> 26,
-        ORDER_BY_CUSTOMER => key >> 48,
-        _ => return 0,
+        HISTORY if key >> 63 == 1 => (key >> 47) & 0xFFFF,
+        _ => {
+            let district = match table {
+                DISTRICT => key,
+                // Loaded HISTORY rows are keyed by their customer.
+                CUSTOMER | HISTORY => cust_district(key),
+                NEW_ORDER | ORDER => order_district(key),
+                ORDER_LINE => ol_district(key),
+                CUSTOMER_BY_NAME => key >> 22,
+                ORDER_BY_CUSTOMER => order_cust_district(key),
+                _ => return 0,
+            };
+            district >> 4
+        }
     };
     w.saturating_sub(1)
 }
