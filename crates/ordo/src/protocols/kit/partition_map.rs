@@ -20,6 +20,13 @@ pub struct PartitionMap {
     pub by: Option<Partitioning>,
 }
 
+/// One partition, keys as they are (what a transaction not yet planned holds).
+impl Default for PartitionMap {
+    fn default() -> Self {
+        PartitionMap::new(1, None)
+    }
+}
+
 impl PartitionMap {
     /// `n` partitions (0 is taken as 1), keyed by `by`.
     pub fn new(n: u64, by: Option<Partitioning>) -> Self {

@@ -217,7 +217,7 @@ impl Engine for HStoreLockMgr {
         for (g, &p) in guards.iter_mut().zip(&s.parts.list) {
             let mut mine = g.lm.spare_list();
             if !s.wall {
-                mine.extend(s.locks_in(p, n));
+                mine.extend(s.locks_in(p));
             }
             let seq = g.next;
             g.next += 1;

@@ -241,7 +241,7 @@ impl<const SCA: bool, L: Layout> Engine for SingleThreadedVll<SCA, L> {
                 // A wall takes no counters: it waits for everything ahead of it in the queue.
                 g.queue.is_empty()
             } else {
-                mine.extend(s.locks_in(p, n));
+                mine.extend(s.locks_in(p));
                 let mut free = g.walls == 0;
                 for l in &mine {
                     // No short-circuit: every request is counted, granted or not.

@@ -121,16 +121,15 @@ pub(super) struct Slot {
     /// Ordered as a wall in every partition (a range too wide for key locks).
     pub(super) wall: bool,
     /// Where its keys live (the program's partitioning, among the engine's partitions).
-    pub(super) map: Option<PartitionMap>,
+    pub(super) map: PartitionMap,
 }
 
 impl Slot {
-    /// Its lock requests on keys of partition `p` of `n` (what it requests there).
-    pub(super) fn locks_in(&self, p: u32, n: u64) -> impl Iterator<Item = LockRequest> + '_ {
-        let map = self.map.unwrap_or(PartitionMap::new(n, None));
+    /// Its lock requests on keys of partition `p` (what it requests there).
+    pub(super) fn locks_in(&self, p: u32) -> impl Iterator<Item = LockRequest> + '_ {
         self.locks
             .iter()
-            .filter(move |l| map.of(l.table, l.key) == p as u64)
+            .filter(move |l| self.map.of(l.table, l.key) == p as u64)
             .copied()
     }
 }
@@ -207,13 +206,12 @@ pub(super) fn plan<P: Program, M: Default + Send + Sync>(
     w.planner.plan(program, db, &mut s.accesses, false);
     s.wall = locks_of(db, &s.accesses, rows, &mut s.locks)?;
     s.queued.clear();
-    let map = PartitionMap::new(n, program.partitioning());
-    s.map = Some(map);
+    s.map = PartitionMap::new(n, program.partitioning());
     if s.wall {
         s.parts.all(n);
         Ok(())
     } else {
-        s.parts.of(db, &s.accesses, map)
+        s.parts.of(db, &s.accesses, s.map)
     }
 }
 
