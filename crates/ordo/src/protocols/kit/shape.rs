@@ -71,6 +71,27 @@ impl PieceShape {
             .all(|(t, x)| self.touches.get(t).is_some_and(|s| s.union(*x) == *s))
     }
 
+    /// Whether the piece's shape covers what `accesses` touch: `self.covers(&shape_of(db,
+    /// accesses))`, without building that shape (the run-time check of every piece).
+    pub fn covers_accesses<M: Default + Send + Sync>(
+        &self,
+        db: &Database<M>,
+        accesses: &[Access],
+    ) -> bool {
+        accesses.iter().all(|a| {
+            let Some(t) = db.tables().get(a.table as usize) else {
+                return true;
+            };
+            if t.is_read_only() {
+                return true;
+            }
+            let x = touch_of(a, t.schema().columns().len());
+            self.touches
+                .get(&(a.table as TableId))
+                .is_some_and(|s| s.union(x) == *s)
+        })
+    }
+
     /// Both shapes in one.
     pub fn widen(&mut self, o: &PieceShape) {
         for (&t, &x) in &o.touches {
@@ -276,4 +297,68 @@ pub fn shape_of<M: Default + Send + Sync>(db: &Database<M>, accesses: &[Access])
         s.add(a.table as TableId, touch_of(a, t.schema().columns().len()));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{Column, ColumnType, Schema, TableSpec};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    fn db() -> Database<()> {
+        let mut db = Database::new();
+        let cols = |n: usize| {
+            Schema::new(
+                (0..n)
+                    .map(|c| Column::new(format!("c{c}"), ColumnType::Int))
+                    .collect(),
+            )
+            .expect("a valid schema")
+        };
+        db.create_table(TableSpec::new("a", cols(3))).unwrap();
+        db.create_table(TableSpec::new("b", cols(5))).unwrap();
+        db.create_table(TableSpec::new("ro", cols(2)).read_only())
+            .unwrap();
+        db
+    }
+
+    fn access(rng: &mut SmallRng) -> Access {
+        let table = rng.gen_range(0..4); // 3: no such table
+        let cols = ColumnSet(rng.gen_range(0..32u64));
+        let other = ColumnSet(rng.gen_range(0..32u64));
+        match rng.gen_range(0..5) {
+            0 => Access::read(table, 1, cols),
+            1 => Access::update(table, 1, cols, other),
+            2 => Access::insert(table, 1),
+            3 => Access::delete(table, 1),
+            _ => Access::scan(table, 0, 9, cols),
+        }
+    }
+
+    /// The run-time check without a shape built says what the shape built says, on random
+    /// declarations against random learnt shapes (read-only and unknown tables included).
+    #[test]
+    fn covers_accesses_agrees_with_covers_of_the_shape() {
+        let db = db();
+        let mut rng = SmallRng::seed_from_u64(7);
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..5_000 {
+            let learnt: Vec<Access> = (0..rng.gen_range(0..4)).map(|_| access(&mut rng)).collect();
+            let decl: Vec<Access> = (0..rng.gen_range(0..3)).map(|_| access(&mut rng)).collect();
+            let shape = shape_of(&db, &learnt);
+            let want = shape.covers(&shape_of(&db, &decl));
+            assert_eq!(
+                shape.covers_accesses(&db, &decl),
+                want,
+                "{learnt:?} {decl:?}"
+            );
+            if want {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 500 && no > 500, "both answers drawn: {yes} {no}");
+    }
 }

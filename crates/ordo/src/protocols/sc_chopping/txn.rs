@@ -289,7 +289,7 @@ impl<'a, L: Level> ChopTx<'a, L> {
     fn covered<P: Program>(&mut self, program: &P, shape: &PieceShape, p: usize) -> bool {
         self.w.decls.clear();
         program.declare(p, &mut self.w.decls);
-        shape.covers(&shape_of(&self.p.db, &self.w.decls))
+        shape.covers_accesses(&self.p.db, &self.w.decls)
     }
 
     /// Whether every later piece that can be declared once `first` ran is covered by its shape.
