@@ -18,7 +18,7 @@
 //! ```
 
 use super::nexus::NexusMode;
-use super::plans::{shape_of, Known, StageRun};
+use super::plans::{shape_of, Known, StageRun, Tally};
 use super::{Callas, Level};
 use crate::check::TxnId;
 use crate::protocols::kit::exec::Cover;
@@ -61,6 +61,7 @@ pub struct CallasWorker {
     batch: Vec<usize>,
     cache: HashMap<&'static str, Arc<Known>>,
     version: u64,
+    tally: Tally,
     /// The last attempt rolled back in a cascade: this one reads no uncommitted write.
     clean: bool,
     /// A stage of the running transaction paid the commit delay.
@@ -85,6 +86,7 @@ impl CallasWorker {
             batch: Vec::new(),
             cache: HashMap::new(),
             version: u64::MAX,
+            tally: Tally::default(),
             clean: false,
             paid: false,
         }
@@ -237,7 +239,7 @@ impl<L: Level> Attempt<'_, L> {
         for &p in batch {
             let from = w.decls.len();
             program.declare(p, &mut w.decls);
-            if !self.known.shape.pieces[p].covers(&shape_of(db, &w.decls[from..])) {
+            if !self.known.shape.pieces[p].covers_accesses(db, &w.decls[from..]) {
                 return Err(Stop::Learn);
             }
         }
@@ -569,29 +571,44 @@ fn look<L: Level>(c: &Callas<L>, w: &mut CallasWorker, id: TxnId, comm: bool) ->
 }
 
 impl<L: Level> Callas<L> {
-    /// The plan of `program`'s type for worker `w` (its cache, refreshed when the plans moved).
-    fn known<P: Program>(&self, w: &mut CallasWorker, program: &P) -> Option<Arc<Known>> {
+    /// Runs `program` once, to commit or abort (see the module docs), with the plan of its type
+    /// from the worker's cache (refreshed when the plans moved). The cache is lent out for the
+    /// attempt rather than the plan's `Arc` cloned: a reference count bumped by every transaction
+    /// of every worker is a cache line moving between cores.
+    pub(super) fn run<P: Program>(&self, w: &mut CallasWorker, program: &mut P) -> TxResult<()> {
         let v = self.plans.version();
         if v != w.version {
             w.cache.clear();
             w.version = v;
         }
         let name = program.name();
-        if let Some(k) = w.cache.get(name) {
-            return Some(k.clone());
+        if !w.cache.contains_key(name) {
+            let Some(k) = self.plans.get(name) else {
+                return self.alone(w, program, true);
+            };
+            w.cache.insert(name, k);
         }
-        let k = self.plans.get(name)?;
-        w.cache.insert(name, k.clone());
-        Some(k)
+        let cache = std::mem::take(&mut w.cache);
+        let out = self.attempt(w, program, &cache[name]);
+        w.cache = cache;
+        match out {
+            Err(Stop::Learn) => self.alone(w, program, true),
+            Err(Stop::Alone) => self.alone(w, program, false),
+            Err(Stop::Abort(a)) => Err(a),
+            Ok(()) => Ok(()),
+        }
     }
 
-    /// Runs `program` once, to commit or abort (see the module docs).
-    pub(super) fn run<P: Program>(&self, w: &mut CallasWorker, program: &mut P) -> TxResult<()> {
-        let Some(known) = self.known(w, program) else {
-            return self.alone(w, program, true);
-        };
+    /// One attempt of `program` under plan `known` (no learning: `Stop::Learn` and `Stop::Alone`
+    /// go back to [`Callas::run`]).
+    fn attempt<P: Program>(
+        &self,
+        w: &mut CallasWorker,
+        program: &mut P,
+        known: &Known,
+    ) -> Result<(), Stop> {
         if known.shape.pieces.len() < program.pieces() {
-            return self.alone(w, program, true);
+            return Err(Stop::Learn);
         }
         let id = w.ids.next_id();
         w.run.id = id;
@@ -612,7 +629,7 @@ impl<L: Level> Callas<L> {
         let mut attempt = Attempt {
             c: self,
             w,
-            known: &known,
+            known,
             ended: false,
         };
         let out = attempt
@@ -624,20 +641,19 @@ impl<L: Level> Callas<L> {
         }
         drop(attempt);
         drop(shared);
-        match out {
+        match &out {
             Ok(()) => {
                 w.clean = false;
-                self.plans.ended(group, false);
-                Ok(())
+                self.plans.ended(&mut w.tally, group, false);
             }
             Err(Stop::Abort(a)) => {
                 w.clean = a.reason == AbortReason::Cascade;
-                self.plans.ended(group, a.reason == AbortReason::User);
-                Err(a)
+                let user = a.reason == AbortReason::User;
+                self.plans.ended(&mut w.tally, group, user);
             }
-            Err(Stop::Learn) => self.alone(w, program, true),
-            Err(Stop::Alone) => self.alone(w, program, false),
+            Err(Stop::Learn | Stop::Alone) => {}
         }
+        out
     }
 
     /// Runs `program` alone, holding the whole database; with `learn`, learns what its pieces
