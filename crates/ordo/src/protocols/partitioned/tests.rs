@@ -9,6 +9,10 @@ use crate::protocols::{Protocol, ProtocolConfig};
 use worker::Engine;
 
 fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
+    checked_with::<P>(affine, ProtocolConfig::with_threads(4));
+}
+
+fn checked_with<P: Protocol>(affine: Option<(u64, f64)>, protocol: ProtocolConfig) {
     // 4 threads (so 4 partitions) on 2 cores: preemption mid-transaction adds interleavings.
     let w = Mixed {
         keys: 64,
@@ -17,7 +21,7 @@ fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
         affine,
     };
     let cfg = VerifyConfig {
-        protocol: ProtocolConfig::with_threads(4),
+        protocol,
         txns: 20_000,
         seed: 5,
         prefetch: true,
@@ -42,6 +46,27 @@ fn checked<P: Protocol>(affine: Option<(u64, f64)>) {
 fn hstore_histories_have_no_cycles() {
     checked::<HStore>(None);
     checked::<HStore>(Some((4, 0.2)));
+}
+
+/// `--hstore-partitions`: more (or fewer) partitions than workers, each with its lock; histories
+/// stay serializable.
+#[test]
+fn hstore_partitions_knob_sets_the_partitions() {
+    assert_eq!(
+        HStore::open(fresh_db(), &ProtocolConfig::with_threads(3)).partitions(),
+        3
+    );
+    for n in ["7", "2"] {
+        let config = ProtocolConfig::with_threads(4)
+            .with_knob(&hstore::PARTITIONS_KNOB, n)
+            .unwrap();
+        let p = HStore::open(fresh_db(), &config);
+        assert_eq!(p.partitions(), n.parse::<u64>().unwrap());
+        checked_with::<HStore>(None, config.clone());
+        checked_with::<HStore>(Some((4, 0.2)), config);
+    }
+    let zero = ProtocolConfig::with_threads(4).with_knob(&hstore::PARTITIONS_KNOB, "0");
+    assert!(zero.is_err(), "at least one partition");
 }
 
 #[test]
