@@ -11,7 +11,8 @@
 #            all: the thesis's cumulative bars are leave-one-out here), and everything on
 #   fig4_10  TPC-C groupings: all, each, the heuristic's (`ordo analyze --propose-groups`, §4.5.2),
 #            the thesis's (NewOrder,Payment/Delivery)
-#   fig4_11  nexus-lock overhead (callas-micro --variant nexus, no and high contention, 2 threads)
+#   fig4_11  nexus-lock overhead (callas-micro --variant nexus, no and high contention, 2 threads),
+#            with the delays and without them (issue 47's bar: overhead <= 20% with no delays)
 #   fig4_12  T1 and T2 in separate groups as their frequencies part (--t1-share 50,90,99)
 # Every run emulates the thesis's lock hold times (--op-delay-us 100 --commit-delay-us 500) with 32
 # workers (clients mostly sleep; fig4_11: 2) and the groups the thesis's tool produced.
@@ -97,6 +98,12 @@ fig4_11() {
       --callas-groups each -t 2
   done
   report fig4_11-nexus
+  local D=() # no delays: what the nexus locks cost in memory
+  for c in none high; do
+    bench "fig4_11-nodelay-$c" -w callas-micro --variant nexus --contention "$c" \
+      -p acid-2pl,callas,acid-2pl,callas --callas-groups each -t 2
+  done
+  report fig4_11-nodelay
 }
 fig4_12() {
   bench fig4_12-frequency -w callas-micro --variant frequency --t1-share 50,90,99 -p acid-2pl,callas \
