@@ -44,9 +44,35 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(ParserError::from)?;
+    if begins_base(&tokens) {
+        return Err(SqlError::unsupported(
+            "BEGIN BASE: Salt's BASE transactions (Xie 2016, Ch. 3) are programs whose pieces are \
+             grouped into alkaline subtransactions (`Program::alkaline_starts`; `ordo bench -p salt \
+             --base-ified`); every SQL transaction runs as an ACID one",
+        ));
+    }
     Ok(Parser::new(&dialect)
         .with_tokens_with_locations(rewrite(tokens))
         .parse_statements()?)
+}
+
+/// Whether `t` is the unquoted word `name` (any case).
+fn is_word(t: &TokenWithSpan, name: &str) -> bool {
+    matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(name))
+}
+
+/// Whether a statement of `tokens` starts `BEGIN BASE` (Salt's spelling of a BASE transaction),
+/// which sqlparser would only call a syntax error.
+fn begins_base(tokens: &[TokenWithSpan]) -> bool {
+    let sig: Vec<&TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    (0..sig.len()).any(|i| {
+        (i == 0 || sig[i - 1].token == Token::SemiColon)
+            && is_word(sig[i], "begin")
+            && sig.get(i + 1).is_some_and(|t| is_word(t, "base"))
+    })
 }
 
 /// PostgreSQL's spellings sqlparser lacks, rewritten token by token, statement by statement:
@@ -57,7 +83,7 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
 ///   PostgreSQL uses `DEFERRABLE` only for a `SERIALIZABLE READ ONLY` transaction, which then waits
 ///   for a snapshot that cannot fail; Ordo's protocols have no such wait, so it has no effect.
 fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let word = is_word;
     let mut keep = vec![true; tokens.len()];
     let mut out_tokens = tokens;
     let mut start = 0;

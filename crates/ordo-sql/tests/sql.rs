@@ -1256,3 +1256,27 @@ fn a_table_without_columns_is_unsupported_not_an_internal_error() {
     assert_eq!(err(&r), "0A000", "{:?}", r.results);
     assert_eq!(err(&s.execute("SELECT * FROM w")), "42P01");
 }
+
+/// `BEGIN BASE` (Salt's BASE transaction) is refused with a message that says where BASE
+/// transactions live, not as a syntax error; a table or column named `base` still parses.
+#[test]
+fn begin_base_says_where_base_transactions_live() {
+    let s = session("salt");
+    for sql in ["BEGIN BASE", "begin  base;", "SELECT 1; BEGIN BASE"] {
+        let r = s.execute(sql);
+        let e = r
+            .results
+            .iter()
+            .find_map(|x| x.result.as_ref().err())
+            .unwrap_or_else(|| panic!("{sql}: {:?}", r.results));
+        assert_eq!(e.code, "0A000", "{sql}");
+        assert!(
+            e.message.contains("alkaline subtransactions"),
+            "{}",
+            e.message
+        );
+    }
+    ok(&s, "CREATE TABLE base (base INT PRIMARY KEY)");
+    ok(&s, "BEGIN; INSERT INTO base VALUES (1); COMMIT");
+    assert_eq!(rows(&s, "SELECT base FROM base"), vec![vec![int(1)]]);
+}
