@@ -45,6 +45,8 @@ pub mod sibench;
 pub mod smallbank;
 pub mod subscriber_scan;
 pub mod tatp;
+#[cfg(test)]
+mod testkit;
 pub mod ticketing;
 pub mod tpcc;
 pub mod vll_micro;

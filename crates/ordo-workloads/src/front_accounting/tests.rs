@@ -1,35 +1,16 @@
 use super::txn::{doc_key, move_key};
 use super::*;
 use crate::inspect;
+use crate::testkit::{loaded, run_declared};
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
 use ordo::protocols::nocc::NoCC;
 use ordo::protocols::{Protocol, ProtocolConfig};
-use ordo::txn::declared::run_checked;
 use ordo::txn::Program;
 use std::collections::HashMap;
 
 fn small() -> FrontAccounting {
     FrontAccounting::new(FaConfig { goods: 10 }).unwrap()
-}
-
-fn loaded(w: &FrontAccounting) -> NoCC {
-    let mut db = Database::new();
-    w.load(&mut db).unwrap();
-    NoCC::open(db, &Default::default())
-}
-
-/// Runs `t` alone under nocc, checking its operations against its declarations; the refusal's
-/// detail if it aborts.
-fn run(p: &NoCC, mut t: FaTxn) -> Result<FaTxn, String> {
-    let mut worker = p.worker(0, false);
-    match run_checked(&mut t, p.begin(&mut worker)) {
-        Ok(violations) => {
-            assert!(violations.is_empty(), "{}: {violations:?}", t.name());
-            Ok(t)
-        }
-        Err(a) => Err(a.to_string()),
-    }
 }
 
 fn txn(kind: Kind) -> FaTxn {
@@ -60,7 +41,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         ..txn(kind)
     };
     // CreateOrder: number 0, the item's price, 4 on order.
-    let t = run(&p, order(Kind::CreateOrder)).unwrap();
+    let t = run_declared(&p, order(Kind::CreateOrder)).unwrap();
     assert_eq!((t.number, t.price), (0, price));
     assert_eq!(get(&p, STOCK, 3, ON_ORDER), Some(4));
     assert_eq!(get(&p, ORDERS, 7, O_STATUS), Some(ORDERED));
@@ -68,11 +49,11 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
     assert_eq!(get(&p, SYS_TYPES, T_ORDER, NEXT), Some(1));
     ok(&p);
     // Payment before delivery: refused, nothing written.
-    let e = run(&p, order(Kind::Payment)).unwrap_err();
+    let e = run_declared(&p, order(Kind::Payment)).unwrap_err();
     assert!(e.contains("not delivered"), "{e}");
     assert_eq!(get(&p, SYS_TYPES, T_PAYMENT, NEXT), Some(0));
     // Delivery: stock leaves, the invoice and the move exist.
-    let t = run(&p, order(Kind::Delivery)).unwrap();
+    let t = run_declared(&p, order(Kind::Delivery)).unwrap();
     assert_eq!(t.amount, 4 * price);
     assert_eq!(get(&p, STOCK, 3, ON_HAND), Some(INITIAL_STOCK - 4));
     assert_eq!(get(&p, STOCK, 3, ON_ORDER), Some(0));
@@ -85,7 +66,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
     assert_eq!(get(&p, DEBTORS, 5, C_INVOICED), Some(4 * price));
     ok(&p);
     // Payment.
-    run(&p, order(Kind::Payment)).unwrap();
+    run_declared(&p, order(Kind::Payment)).unwrap();
     assert_eq!(get(&p, ORDERS, 7, O_STATUS), Some(PAID));
     assert_eq!(
         get(&p, DEBTOR_TRANS, doc_key(7, true), D_AMOUNT),
@@ -93,7 +74,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
     );
     assert_eq!(get(&p, DEBTORS, 5, C_PAID), Some(4 * price));
     ok(&p);
-    let e = run(&p, order(Kind::Payment)).unwrap_err();
+    let e = run_declared(&p, order(Kind::Payment)).unwrap_err();
     assert!(e.contains("not delivered"), "{e}");
     // A delivery short of stock: refused, nothing written.
     let big = FaTxn {
@@ -103,8 +84,8 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         qty: INITIAL_STOCK,
         ..txn(Kind::CreateOrder)
     };
-    run(&p, big.clone()).unwrap();
-    let e = run(
+    run_declared(&p, big.clone()).unwrap();
+    let e = run_declared(
         &p,
         FaTxn {
             kind: Kind::Delivery,
@@ -123,13 +104,13 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         qty,
         ..txn(Kind::StockAdjustment)
     };
-    run(&p, adjust(20, -3)).unwrap();
+    run_declared(&p, adjust(20, -3)).unwrap();
     assert_eq!(get(&p, STOCK, 3, ON_HAND), Some(INITIAL_STOCK - 7));
-    let e = run(&p, adjust(21, -INITIAL_STOCK)).unwrap_err();
+    let e = run_declared(&p, adjust(21, -INITIAL_STOCK)).unwrap_err();
     assert!(e.contains("below zero"), "{e}");
     ok(&p);
     // PaySupplier: every item + BULK, invoiced at cost and paid.
-    let t = run(
+    let t = run_declared(
         &p,
         FaTxn {
             order: 30,
@@ -159,7 +140,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
             listed: [7, 8, 7],
             ..txn(kind)
         };
-        run(&p, t).unwrap();
+        run_declared(&p, t).unwrap();
     }
     ok(&p);
 }
@@ -178,7 +159,7 @@ fn the_check_finds_each_kind_of_broken_state() {
             ..txn(kind)
         };
         for k in [Kind::CreateOrder, Kind::Delivery, Kind::Payment] {
-            run(&p, order(k)).unwrap();
+            run_declared(&p, order(k)).unwrap();
         }
         assert_eq!(w.check(p.db()), Ok(()));
         p

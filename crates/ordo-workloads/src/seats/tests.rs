@@ -1,5 +1,6 @@
 use super::*;
 use crate::catalog::given;
+use crate::testkit::loaded;
 use crate::Purpose;
 use ordo::harness::{verify, VerifyConfig};
 use ordo::protocols::nocc::NoCC;
@@ -9,12 +10,6 @@ use ordo::txn::AbortReason;
 
 fn small(customers: u64, flights: u64) -> Seats {
     Seats::new(SeatsConfig { customers, flights }).unwrap()
-}
-
-fn loaded(w: &Seats) -> NoCC {
-    let mut db = Database::new();
-    w.load(&mut db).unwrap();
-    NoCC::open(db, &Default::default())
 }
 
 /// Runs one transaction alone under nocc.

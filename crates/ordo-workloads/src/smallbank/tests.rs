@@ -1,4 +1,5 @@
 use super::*;
+use crate::testkit::loaded;
 use ordo::protocols::nocc::NoCC;
 use ordo::protocols::Protocol;
 use ordo::txn::declared::run_checked;
@@ -11,12 +12,6 @@ fn small(customers: u64) -> SmallBank {
         hotspot_prob: 0.0,
     })
     .unwrap()
-}
-
-fn loaded(w: &SmallBank) -> NoCC {
-    let mut db = Database::new();
-    w.load(&mut db).unwrap();
-    NoCC::open(db, &Default::default())
 }
 
 fn balances(p: &NoCC, c: u64) -> (i64, i64) {

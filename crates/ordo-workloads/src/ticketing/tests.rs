@@ -1,34 +1,15 @@
 use super::*;
 use crate::base_ified::Cut;
 use crate::inspect;
+use crate::testkit::{loaded, run_declared};
 use ordo::check::AnomalyKind;
 use ordo::harness::{verify, Verified, VerifyConfig};
 use ordo::protocols::nocc::NoCC;
 use ordo::protocols::{Protocol, ProtocolConfig};
-use ordo::txn::declared::run_checked;
 use ordo::txn::Program;
 
 fn small(seats: u64) -> Ticketing {
     Ticketing::new(TicketingConfig { seats }).unwrap()
-}
-
-fn loaded(w: &Ticketing) -> NoCC {
-    let mut db = Database::new();
-    w.load(&mut db).unwrap();
-    NoCC::open(db, &Default::default())
-}
-
-/// Runs `t` alone under nocc, checking its operations against its declarations; the refusal's
-/// detail if it aborts.
-fn run(p: &NoCC, mut t: TicketTxn) -> Result<TicketTxn, String> {
-    let mut worker = p.worker(0, false);
-    match run_checked(&mut t, p.begin(&mut worker)) {
-        Ok(violations) => {
-            assert!(violations.is_empty(), "{}: {violations:?}", t.name());
-            Ok(t)
-        }
-        Err(a) => Err(a.to_string()),
-    }
 }
 
 fn txn(kind: Kind, seats: u64) -> TicketTxn {
@@ -70,14 +51,14 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         ..txn(Kind::ReserveSeat, 10)
     };
     // ReserveSeat: seat 1/3 (key 13) into customer 5's cart.
-    run(&p, reserve(1, 5, 3, 20)).unwrap();
+    run_declared(&p, reserve(1, 5, 3, 20)).unwrap();
     assert_eq!(seat(&p, 13), (RESERVED, 1));
     assert_eq!(get(&p, SEAT, 13, STAMP), Some(20));
     assert_eq!(get(&p, RESERVATION, 1, R_SEAT), Some(3));
     assert_eq!(customer(&p, 5), [0, 0, 0, 1]);
     ok(&p);
     // The same seat again: taken, nothing written.
-    let e = run(&p, reserve(2, 6, 3, 20)).unwrap_err();
+    let e = run_declared(&p, reserve(2, 6, 3, 20)).unwrap_err();
     assert!(e.contains("seat taken"), "{e}");
     assert_eq!(get(&p, RESERVATION, 2, R_SEAT), None);
     assert_eq!(customer(&p, 6), [0; 4]);
@@ -88,7 +69,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
             seat: 8, // ViewCategory's map row wraps: seats 8, 9, 0, 1
             ..txn(kind, 10)
         };
-        run(&p, t).unwrap();
+        run_declared(&p, t).unwrap();
     }
     // CreateOrder: the seat is sold, counted, the cart entry becomes order 100.
     let create = |r: u64, o: u64| TicketTxn {
@@ -100,7 +81,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         fee: 2,
         ..txn(Kind::CreateOrder, 10)
     };
-    let t = run(&p, create(1, 100)).unwrap();
+    let t = run_declared(&p, create(1, 100)).unwrap();
     assert_eq!(t.price, 75, "category 1's price");
     assert_eq!(seat(&p, 13), (SOLD_TO, 100));
     assert_eq!(get(&p, CATEGORY, 1, SOLD), Some(1));
@@ -108,7 +89,7 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
     assert_eq!(get(&p, ORDERS, 100, O_STATUS), Some(ORDERED));
     assert_eq!(customer(&p, 5), [1, 77, 0, 0]);
     ok(&p);
-    let e = run(&p, create(1, 101)).unwrap_err();
+    let e = run_declared(&p, create(1, 101)).unwrap_err();
     assert!(e.contains("the reservation is gone"), "{e}");
     assert_eq!(get(&p, CATEGORY, 1, SOLD), Some(1));
     // Payment, once.
@@ -119,20 +100,20 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         seat: 3,
         ..txn(kind, 10)
     };
-    run(&p, order(Kind::Payment)).unwrap();
+    run_declared(&p, order(Kind::Payment)).unwrap();
     assert_eq!(get(&p, ORDERS, 100, O_STATUS), Some(PAID));
     assert_eq!(get(&p, PAYMENT, 100, P_AMOUNT), Some(77));
     assert_eq!(customer(&p, 5), [1, 77, 77, 0]);
     ok(&p);
-    let e = run(&p, order(Kind::Payment)).unwrap_err();
+    let e = run_declared(&p, order(Kind::Payment)).unwrap_err();
     assert!(
         e.contains("nothing") || e.contains("no unpaid order"),
         "{e}"
     );
-    run(&p, order(Kind::ViewOrder)).unwrap();
-    run(&p, order(Kind::ViewCustomer)).unwrap();
+    run_declared(&p, order(Kind::ViewOrder)).unwrap();
+    run_declared(&p, order(Kind::ViewCustomer)).unwrap();
     // DeleteOrder: the seat is free again, the counts go back, the payment is refunded.
-    run(&p, order(Kind::DeleteOrder)).unwrap();
+    run_declared(&p, order(Kind::DeleteOrder)).unwrap();
     assert_eq!(get(&p, ORDERS, 100, O_STATUS), Some(DELETED));
     assert_eq!(seat(&p, 13), (FREE, 0));
     assert_eq!(get(&p, CATEGORY, 1, SOLD), Some(0));
@@ -140,11 +121,11 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
     assert_eq!(get(&p, PAYMENT, 100, P_REFUNDED), Some(1));
     assert_eq!(customer(&p, 5), [0; 4]);
     ok(&p);
-    let e = run(&p, order(Kind::DeleteOrder)).unwrap_err();
+    let e = run_declared(&p, order(Kind::DeleteOrder)).unwrap_err();
     assert!(e.contains("no order to delete"), "{e}");
     assert_eq!(get(&p, CATEGORY, 1, RETURNED), Some(1));
     // The freed seat can be reserved again; released only once its stamp has passed.
-    run(&p, reserve(3, 7, 3, 30)).unwrap();
+    run_declared(&p, reserve(3, 7, 3, 30)).unwrap();
     let release = |now: i64| TicketTxn {
         reservation: 3,
         customer: 7,
@@ -153,16 +134,16 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         stamp: now,
         ..txn(Kind::ReleaseExpired, 10)
     };
-    let e = run(&p, release(29)).unwrap_err();
+    let e = run_declared(&p, release(29)).unwrap_err();
     assert!(e.contains("has not expired"), "{e}");
     assert_eq!(seat(&p, 13), (RESERVED, 3));
-    run(&p, release(30)).unwrap();
+    run_declared(&p, release(30)).unwrap();
     assert_eq!(seat(&p, 13), (FREE, 0));
     assert_eq!(get(&p, RESERVATION, 3, R_SEAT), None);
     assert_eq!(customer(&p, 7), [0; 4]);
     ok(&p);
     // RemoveFromCart, once.
-    run(&p, reserve(4, 8, 9, 40)).unwrap();
+    run_declared(&p, reserve(4, 8, 9, 40)).unwrap();
     let remove = TicketTxn {
         reservation: 4,
         customer: 8,
@@ -170,10 +151,10 @@ fn each_transaction_alone_does_what_it_says_and_refuses_before_writing() {
         seat: 9,
         ..txn(Kind::RemoveFromCart, 10)
     };
-    run(&p, remove.clone()).unwrap();
+    run_declared(&p, remove.clone()).unwrap();
     assert_eq!(seat(&p, 19), (FREE, 0));
     assert_eq!(customer(&p, 8), [0; 4]);
-    let e = run(&p, remove).unwrap_err();
+    let e = run_declared(&p, remove).unwrap_err();
     assert!(e.contains("no such reservation"), "{e}");
     ok(&p);
 }
@@ -191,7 +172,7 @@ fn the_check_finds_each_kind_of_broken_state() {
             seat: 4,
             ..txn(Kind::ReserveSeat, 10)
         };
-        run(&p, reserve).unwrap();
+        run_declared(&p, reserve).unwrap();
         let create = TicketTxn {
             reservation: 1,
             order: 9,
@@ -199,7 +180,7 @@ fn the_check_finds_each_kind_of_broken_state() {
             seat: 4,
             ..txn(Kind::CreateOrder, 10)
         };
-        run(&p, create).unwrap();
+        run_declared(&p, create).unwrap();
         assert_eq!(w.check(p.db()), Ok(()));
         p
     };
