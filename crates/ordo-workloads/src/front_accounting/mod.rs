@@ -95,7 +95,7 @@ pub mod txn;
 
 use crate::Error;
 use ordo::harness::{Violation, Workload};
-use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
+use ordo::storage::{Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -283,13 +283,7 @@ impl FaGen {
 }
 
 fn table(name: &str, cols: &[&str]) -> TableSpec {
-    let schema = Schema::new(
-        cols.iter()
-            .map(|c| Column::new(*c, ColumnType::Int))
-            .collect(),
-    )
-    .expect("schema");
-    TableSpec::new(name, schema)
+    TableSpec::new(name, Schema::ints(cols).expect("schema"))
 }
 
 impl Workload for FrontAccounting {

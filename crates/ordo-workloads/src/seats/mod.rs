@@ -93,7 +93,7 @@ mod tests;
 use crate::inspect;
 use crate::Error;
 use ordo::harness::{Violation, Workload};
-use ordo::storage::{Column, ColumnType, Database, LoadError, Schema, TableId, TableSpec};
+use ordo::storage::{Database, LoadError, Schema, TableId, TableSpec};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -359,14 +359,7 @@ impl Seats {
     }
 
     pub(crate) fn schemas() -> [(&'static str, Schema); 11] {
-        let s = |cols: &[&str]| {
-            Schema::new(
-                cols.iter()
-                    .map(|n| Column::new(*n, ColumnType::Int))
-                    .collect(),
-            )
-            .expect("SEATS schema")
-        };
+        let s = |cols: &[&str]| Schema::ints(cols).expect("SEATS schema");
         [
             ("country", s(&["co_name", "co_code_2", "co_code_3"])),
             (

@@ -117,9 +117,7 @@ pub mod txn;
 use crate::base_ified::BaseIfied;
 use crate::Error;
 use ordo::harness::{Violation, Workload};
-use ordo::storage::{
-    Column, ColumnSet, ColumnType, Database, LoadError, Schema, TableId, TableSpec,
-};
+use ordo::storage::{ColumnSet, Database, LoadError, Schema, TableId, TableSpec};
 use ordo::txn::{Abort, Access, Tx, TxResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -309,13 +307,7 @@ impl TicketGen {
 }
 
 fn table(name: &str, cols: &[&str]) -> TableSpec {
-    let schema = Schema::new(
-        cols.iter()
-            .map(|c| Column::new(*c, ColumnType::Int))
-            .collect(),
-    )
-    .expect("schema");
-    TableSpec::new(name, schema)
+    TableSpec::new(name, Schema::ints(cols).expect("schema"))
 }
 
 impl Workload for Ticketing {

@@ -193,6 +193,16 @@ impl Schema {
         })
     }
 
+    /// A schema of integer columns named `names` (most of the benchmarks' tables).
+    pub fn ints(names: &[&str]) -> Result<Self, SchemaError> {
+        Schema::new(
+            names
+                .iter()
+                .map(|n| Column::new(*n, ColumnType::Int))
+                .collect(),
+        )
+    }
+
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }
@@ -276,6 +286,20 @@ mod tests {
         let mut out = Vec::new();
         s.for_each_word_run(cols, |r| out.push(r));
         out
+    }
+
+    #[test]
+    fn ints_are_integer_columns_named_in_order() {
+        let s = Schema::ints(&["a", "b"]).unwrap();
+        let names: Vec<&str> = s.columns().iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(s.columns().iter().all(|c| c.ty == ColumnType::Int));
+        assert_eq!(s.row_words(), 2);
+        assert!(matches!(
+            Schema::ints(&["a", "a"]),
+            Err(SchemaError::DuplicateColumn(_))
+        ));
+        assert!(matches!(Schema::ints(&[]), Err(SchemaError::NoColumns)));
     }
 
     fn schema(widths: &[u16]) -> Schema {
