@@ -92,6 +92,8 @@ pub struct Table<M> {
     read_only: bool,
     stripes: Box<[AtomicU64]>,
     stripe_shift: u32,
+    /// The rows the table was declared to hold ([`TableSpec::capacity`]).
+    capacity: usize,
 }
 
 /// The record reserved as "past the last key" of every table.
@@ -125,7 +127,17 @@ impl<M: Default + Send + Sync> Table<M> {
             read_only: spec.read_only,
             stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             stripe_shift: spec.stripe_shift,
+            capacity: spec.capacity,
         }
+    }
+
+    /// Faults in the row slots the table still has to fill to reach its declared capacity (see
+    /// [`RowArena::prefault`]): called once a database is loaded, so that a run's inserts up to
+    /// the capacity do not wait on the kernel. The memory was budgeted when the table was created
+    /// ([`Self::footprint`] counts a slot per row of the capacity).
+    pub fn prefault(&mut self) {
+        // Slot 0 is the supremum: the capacity's rows come after it.
+        self.rows.prefault(self.capacity as u64 + 1);
     }
 
     pub fn id(&self) -> TableId {
