@@ -65,6 +65,30 @@ impl Planner {
         self.declare(program, db, accesses, None, prefetch).recon
     }
 
+    /// The accesses of `program` known without running any of it, into the cleared `accesses`:
+    /// every piece's declaration that depends on no earlier piece's results. Returns whether that is
+    /// all of them (no piece was left out).
+    ///
+    /// For a protocol whose locks are coarse enough that the pieces left out most likely fall under
+    /// the others' (H-Store's partitions: a Payment's customer found by last name lives in the
+    /// warehouse the Payment names), this skips the reconnaissance pass; a piece that strays outside
+    /// at run time aborts the transaction, to be planned in full ([`Self::plan`]) on its retry, as
+    /// H-Store restarts a mispredicted single-partition transaction as a multi-partition one.
+    pub fn plan_known<P: Program>(&mut self, program: &P, accesses: &mut Vec<Access>) -> bool {
+        accesses.clear();
+        let mut all = true;
+        for i in 0..program.pieces() {
+            self.deps.clear();
+            program.declaration_depends_on(i, &mut self.deps);
+            if self.deps.is_empty() {
+                program.declare(i, accesses);
+            } else {
+                all = false;
+            }
+        }
+        all
+    }
+
     /// [`Self::plan`], keeping each piece's accesses apart: piece `i` declared
     /// `accesses[bounds[i]..bounds[i + 1]]` (`bounds` is cleared and gets one more entry than the
     /// pieces declared).
@@ -195,6 +219,28 @@ mod tests {
         db.create_table(crate::storage::TableSpec::new("t1", schema))
             .unwrap();
         db
+    }
+
+    #[test]
+    fn plan_known_leaves_out_the_pieces_whose_declarations_need_earlier_results() {
+        use crate::protocols::kit::testkit::{mix, MixProgram};
+        let mut planner = Planner::default();
+        let mut out = Vec::new();
+        let chase = MixProgram {
+            keys: 64,
+            pointer: Some(2),
+            target: 9,
+            ..MixProgram::default()
+        };
+        assert!(!planner.plan_known(&chase, &mut out));
+        assert_eq!(
+            out,
+            [Access::read(0, 2, ColumnSet::ALL)],
+            "the pointer row only"
+        );
+        let plain = mix(&[3, 5]);
+        assert!(planner.plan_known(&plain, &mut out));
+        assert_eq!(out.len(), 2, "every piece: {out:?}");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct MixProgram {
     pub target: u64,
     /// A simulated remote-read round trip before piece 0 ([`Program::take_remote_wait`]).
     pub remote: RemoteWait,
+    /// Names a partitioning ([`Program::partitioning`]): each key is its own partition key, which
+    /// maps keys to partitions as no partitioning does (`k % n`), but tells a partitioned protocol
+    /// that the program routes by its inputs (`hstore` then plans only its known accesses).
+    pub routed: bool,
 }
 
 impl MixProgram {
@@ -114,6 +118,9 @@ impl Program for MixProgram {
     }
     fn take_remote_wait(&mut self) -> Option<std::time::Duration> {
         self.remote.take()
+    }
+    fn partitioning(&self) -> Option<crate::txn::Partitioning> {
+        self.routed.then_some(|_, key| key)
     }
 }
 

@@ -17,8 +17,13 @@
 //!   multi-partition txn: coordinator locks the  take every partition lock it needs in ascending
 //!     partitions (timestamp order), runs,       partition order (no deadlock), run, release all
 //!     partitions block meanwhile
-//!   stored procedures with known partitions     the program's declared accesses (reconnaissance for
-//!                                               data-dependent ones; a stray access aborts + retries)
+//!   stored procedures routed by their           the program's declared accesses, those known
+//!     partitioning parameter; a mispredicted      without running it; a piece whose declaration
+//!     single-partition txn aborts and restarts    needs earlier results is left out, and if it
+//!     as multi-partition                          strays at run time the transaction aborts and is
+//!                                                 planned in full (reconnaissance) on its retry
+//!   the partition's engine runs one txn, the    a spinning partition latch, as DBx1000's HSTORE
+//!     next one queued behind it                   spins on its partition locks
 //! ```
 //!
 //! Deviations from H-Store proper: no dedicated executor thread per partition (the worker holding the
@@ -32,19 +37,36 @@
 //! `PART_CNT`): with one per TPC-C warehouse and fewer workers, a remote warehouse is nobody's home
 //! partition, so most multi-partition transactions wait for no one.
 //!
+//! **Planning only as far as the partitions.** A transaction's partitions are what it must hold,
+//! so the plan needs only the keys that name them. TPC-C's New-Order learns its order id from the
+//! district, and a Payment by last name its customer from the name index: planned in full, both
+//! run those pieces once as reconnaissance before running for real (VLL §2.4). A workload that
+//! names its partitioning ([`Program::partitioning`]) routes each transaction by partition keys
+//! its inputs hold, as an H-Store stored procedure names its partitioning parameter: under TPC-C's
+//! partitioning by warehouse the inserts and the customer lie in warehouses the inputs name. For
+//! such a program `hstore` declares only what is known without running anything
+//! ([`Planner::plan_known`]); the rare transaction that strays (a Payment whose customer, found
+//! by name, is remote: the name index is read-only, so its scan names no partition) aborts with
+//! `Validation` and is planned in full on its retry. A program without a partitioning is planned
+//! in full (its pieces' declarations may depend on every earlier piece, the default).
+//!
+//! **Partition latches spin.** A transaction holds its partitions for microseconds; a waiter
+//! spins, then yields ([`crate::protocols::kit::latch`]), as DBx1000's HSTORE spins. A parking
+//! mutex put a blocked worker to sleep, and its holder then paid a wake-up system call.
+//!
 //! Interactive transactions ([`Protocol::begin`]) hold every partition.
 
 use super::parts::PartSet;
 use crate::options::{OptionSpec, ValueKind};
 use crate::protocols::kit::exec::{Cover, ExecState, ExecTx, HoldingTx};
+use crate::protocols::kit::latch::Latch;
 use crate::protocols::kit::partition_map::PartitionMap;
 use crate::protocols::kit::plan::Planner;
 use crate::protocols::{Interactive, Isolation, Protocol, ProtocolConfig, ProtocolInfo};
 use crate::storage::Database;
-use crate::txn::{run_pieces, wait, Access, IdLedger, Program, Recorder, Tx, TxResult};
-use crossbeam_utils::CachePadded;
-use parking_lot::lock_api::RawMutex as _;
-use parking_lot::RawMutex;
+use crate::txn::{
+    run_pieces, wait, AbortReason, Access, IdLedger, Program, Recorder, Tx, TxResult,
+};
 use std::sync::Arc;
 
 /// `--hstore-partitions`: how many partitions `hstore` has (one per worker when not given).
@@ -61,7 +83,9 @@ pub const PARTITIONS_KNOB: OptionSpec = OptionSpec::new(
 /// H-Store: partitioned serial execution.
 pub struct HStore {
     db: Database<()>,
-    locks: Vec<CachePadded<RawMutex>>,
+    /// One latch per partition (each alone on its lines); a holder forgets its guard and
+    /// [`HStore::unlock`] forces the latch open.
+    locks: Vec<Latch<()>>,
     ids: Arc<IdLedger>,
 }
 
@@ -71,6 +95,8 @@ pub struct HStoreWorker {
     planner: Planner,
     accesses: Vec<Access>,
     parts: PartSet,
+    /// The last attempt strayed outside its partitions: plan the retry in full.
+    plan_fully: bool,
 }
 
 impl HStore {
@@ -83,17 +109,18 @@ impl HStore {
     fn lock(&self, parts: &[u32]) {
         for &p in parts {
             let m = &self.locks[p as usize];
-            if !m.try_lock() {
+            let guard = m.try_lock().unwrap_or_else(|| {
                 let _waiting = wait::blocked();
-                m.lock();
-            }
+                m.lock()
+            });
+            std::mem::forget(guard);
         }
     }
 
     fn unlock(&self, parts: &[u32]) {
         for &p in parts.iter().rev() {
-            // SAFETY: the caller took exactly these locks with `lock`.
-            unsafe { self.locks[p as usize].unlock() };
+            // SAFETY: the caller took exactly these locks with `lock`, which forgot their guards.
+            unsafe { self.locks[p as usize].force_unlock() };
         }
     }
 }
@@ -121,9 +148,7 @@ impl Protocol for HStore {
             .unwrap_or(config.threads);
         HStore {
             db,
-            locks: (0..n.max(1))
-                .map(|_| CachePadded::new(RawMutex::INIT))
-                .collect(),
+            locks: (0..n.max(1)).map(|_| Latch::new(())).collect(),
             ids: IdLedger::new(),
         }
     }
@@ -136,6 +161,7 @@ impl Protocol for HStore {
             planner: Planner::default(),
             accesses: Vec::new(),
             parts: PartSet::default(),
+            plan_fully: false,
         }
     }
     fn recorder(w: &mut HStoreWorker) -> &mut Recorder {
@@ -153,10 +179,16 @@ impl Protocol for HStore {
         HoldingTx::new(ExecTx::new(&self.db, &mut w.exec, Cover::All), all)
     }
 
-    /// Plans the partitions (reconnaissance if needed), takes their locks in order, runs serially.
+    /// Plans the partitions (from the accesses known up front; in full, with reconnaissance, on the
+    /// retry of an attempt that strayed), takes their locks in order, runs serially.
     fn execute<P: Program>(&self, w: &mut HStoreWorker, program: &mut P) -> TxResult<()> {
-        w.planner.plan(program, &self.db, &mut w.accesses, false);
-        let map = PartitionMap::new(self.partitions(), program.partitioning());
+        let by = program.partitioning();
+        if by.is_none() || w.plan_fully {
+            w.planner.plan(program, &self.db, &mut w.accesses, false);
+        } else {
+            w.planner.plan_known(program, &mut w.accesses);
+        }
+        let map = PartitionMap::new(self.partitions(), by);
         w.parts.of(&self.db, &w.accesses, map)?;
         self.lock(&w.parts.list);
         let _unlock = Unlock {
@@ -169,10 +201,14 @@ impl Protocol for HStore {
         };
         // The transaction (rolled back by its drop on an abort or a panic) ends before the unlock.
         let mut tx = ExecTx::new(&self.db, &mut w.exec, cover);
-        match run_pieces(program, &mut tx) {
+        let out = match run_pieces(program, &mut tx) {
             Ok(()) => tx.commit(),
             Err(a) => Err(a),
-        }
+        };
+        // A stray (whichever plan it ran on: the data may have changed since a reconnaissance)
+        // makes the retry plan in full.
+        w.plan_fully = matches!(&out, Err(a) if a.reason == AbortReason::Validation);
+        out
     }
 }
 

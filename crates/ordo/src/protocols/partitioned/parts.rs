@@ -15,7 +15,10 @@ pub struct PartSet {
 impl PartSet {
     /// The partitions of `accesses` by `map`. Reads of read-only tables
     /// ([`crate::storage::TableSpec::read_only`]) touch none: H-Store replicates such tables in every
-    /// partition; a declared write to one is refused ([`Access::unlocked_in`]).
+    /// partition; a declared write to one is refused ([`Access::unlocked_in`]). A transaction that
+    /// touches no partition still runs in one: the first partition its reads of read-only tables
+    /// name (where a plan that left out the pieces after a lookup will most likely need to be:
+    /// TPC-C's Order-Status by last name), else partition 0.
     pub fn of<M: Default + Send + Sync>(
         &mut self,
         db: &Database<M>,
@@ -26,8 +29,12 @@ impl PartSet {
         self.bits.clear();
         self.bits.resize(partitions.div_ceil(64) as usize, 0);
         let mut add = |p: u64| self.bits[(p / 64) as usize] |= 1 << (p % 64);
+        let mut replicated = None;
         for a in accesses {
             if a.unlocked_in(db)? {
+                replicated = replicated.or(Some(match a.target {
+                    Target::Key(k) | Target::Range { lo: k, .. } => map.of(a.table, k),
+                }));
                 continue;
             }
             match a.target {
@@ -37,7 +44,8 @@ impl PartSet {
         }
         if self.bits.iter().all(|&b| b == 0) {
             // Only read-only tables (or nothing): still run in one partition, like any transaction.
-            self.bits[0] = 1;
+            let p = replicated.unwrap_or(0);
+            self.bits[(p / 64) as usize] = 1 << (p % 64);
         }
         self.list.clear();
         self.list.extend(
@@ -91,5 +99,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!((s.list.clone(), s.bits.len()), (vec![30], 2));
+    }
+
+    #[test]
+    fn a_transaction_of_replicated_reads_runs_where_they_point() {
+        let mut db = crate::protocols::conformance::small_db::<()>();
+        let schema = db.table(0).schema().clone();
+        let ro = db
+            .create_table(crate::storage::TableSpec::new("ro", schema).read_only())
+            .unwrap();
+        let mut s = PartSet::default();
+        let four = PartitionMap::new(4, None);
+        s.of(&db, &[Access::read(ro, 7, ColumnSet::ALL)], four)
+            .unwrap();
+        assert_eq!(s.list, vec![3], "the partition its read names");
+        s.of(&db, &[Access::scan(ro, 6, 9, ColumnSet::ALL)], four)
+            .unwrap();
+        assert_eq!(s.list, vec![2], "a scan's first key's");
+        s.of(&db, &[], four).unwrap();
+        assert_eq!(s.list, vec![0], "nothing at all: partition 0");
+        s.of(
+            &db,
+            &[
+                Access::read(ro, 7, ColumnSet::ALL),
+                Access::read(0, 5, ColumnSet::ALL),
+            ],
+            four,
+        )
+        .unwrap();
+        assert_eq!(s.list, vec![1], "replicated reads name no partition");
     }
 }
