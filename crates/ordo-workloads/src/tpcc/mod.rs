@@ -273,6 +273,9 @@ impl Program for TpccTxn {
     fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         dispatch_ref!(self, p => p.declaration_depends_on(piece, out))
     }
+    fn declare_bounds(&self, piece: usize, out: &mut Vec<Access>) -> bool {
+        dispatch_ref!(self, p => p.declare_bounds(piece, out))
+    }
     fn commit_point(&self) -> Option<usize> {
         dispatch_ref!(self, p => p.commit_point())
     }

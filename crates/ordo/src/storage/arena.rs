@@ -321,6 +321,21 @@ mod tests {
         assert_eq!(DROPS.load(Ordering::Relaxed), 1024 + 2048 + 5);
     }
 
+    /// The bytes of the `bytes` mapped at `p` (a chunk: page aligned) that are resident.
+    #[cfg(target_os = "linux")]
+    fn resident(p: *mut u8, bytes: usize) -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let mut r = vec![0u8; bytes.div_ceil(page)];
+        // SAFETY: a chunk's mapping, page aligned; `r` has a byte a page.
+        assert_eq!(
+            unsafe { libc::mincore(p.cast(), bytes, r.as_mut_ptr()) },
+            0,
+            "mincore"
+        );
+        r.iter().filter(|&&b| b & 1 != 0).count() * page
+    }
+
     /// A large chunk is not touched past the slots claimed: its pages are faulted in as rows are
     /// inserted, not all at once by the insert that allocated it (see the module docs).
     #[cfg(target_os = "linux")]
@@ -332,14 +347,7 @@ mod tests {
         a.data(r)[0].store(1, Ordering::Relaxed);
         let (bytes, _) = a.chunk_size(0);
         assert!(2 * zeroed::HUGE_PAGE <= bytes);
-        let p = a.chunks[0].load(Ordering::Acquire);
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let mut resident = vec![0u8; bytes.div_ceil(page)];
-        // SAFETY: the chunk's mapping, page aligned; `resident` has a byte a page.
-        let rc = unsafe { libc::mincore(p.cast(), bytes, resident.as_mut_ptr()) };
-        assert_eq!(rc, 0, "mincore");
-        let touched = resident.iter().filter(|&&b| b & 1 != 0).count() * page;
+        let touched = resident(a.chunks[0].load(Ordering::Acquire), bytes);
         // The first slot's page (a whole huge page where the kernel gave one), not the chunk.
         assert!(
             touched <= zeroed::HUGE_PAGE && touched < bytes,
@@ -378,17 +386,13 @@ mod tests {
         a.alloc();
         let (bytes, _) = a.chunk_size(0);
         let p = *a.chunks[0].get_mut();
-        let resident = |p: *mut u8| {
-            // SAFETY: sysconf has no preconditions.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-            let mut r = vec![0u8; bytes.div_ceil(page)];
-            // SAFETY: the chunk's mapping, page aligned; `r` has a byte a page.
-            assert_eq!(unsafe { libc::mincore(p.cast(), bytes, r.as_mut_ptr()) }, 0);
-            r.iter().filter(|&&b| b & 1 != 0).count() * page
-        };
-        let before = resident(p);
+        let before = resident(p, bytes);
         a.prefault(1024); // the whole chunk
-        assert_eq!(resident(p), bytes.next_multiple_of(4096), "was {before}");
+        assert_eq!(
+            resident(p, bytes),
+            bytes.next_multiple_of(4096),
+            "was {before}"
+        );
     }
 
     #[test]

@@ -117,6 +117,23 @@ impl Access {
             kind: AccessKind::Delete,
         }
     }
+    /// A read-modify-write of some keys in `lo..=hi` (which ones, only running the transaction
+    /// tells): the bounds of a data-dependent update ([`Program::declare_bounds`]).
+    pub fn update_within(
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        read: ColumnSet,
+        write: ColumnSet,
+    ) -> Self {
+        Access {
+            table,
+            target: Target::Range { lo, hi },
+            read,
+            write,
+            kind: AccessKind::Update,
+        }
+    }
     pub fn scan(table: TableId, lo: u64, hi: u64, cols: ColumnSet) -> Self {
         Access {
             table,
@@ -200,6 +217,17 @@ pub trait Program {
     /// without reconnaissance.
     fn declaration_depends_on(&self, piece: usize, out: &mut Vec<usize>) {
         self.depends_on(piece, out)
+    }
+
+    /// For a piece whose declaration depends on earlier pieces' results
+    /// ([`Self::declaration_depends_on`]): appends accesses that cover every access it can make,
+    /// known without those results (a Payment's customer found by last name is one of its
+    /// district's customers), and returns `true`; `false` (the default), appending nothing, when
+    /// it cannot bound them. A planner that locks coarsely enough (H-Store's partitions:
+    /// [`crate::protocols::kit::plan::Planner::plan_known`]) takes the bounds instead of running a
+    /// reconnaissance pass.
+    fn declare_bounds(&self, _piece: usize, _out: &mut Vec<Access>) -> bool {
+        false
     }
 
     /// The last piece whose own logic may abort; once it has run the transaction will commit unless the

@@ -66,8 +66,9 @@ impl Planner {
     }
 
     /// The accesses of `program` known without running any of it, into the cleared `accesses`:
-    /// every piece's declaration that depends on no earlier piece's results. Returns whether that is
-    /// all of them (no piece was left out).
+    /// every piece's declaration that depends on no earlier piece's results, and for one that does,
+    /// the bounds the program can give ([`Program::declare_bounds`]). Returns whether that covers
+    /// every piece (none was left out).
     ///
     /// For a protocol whose locks are coarse enough that the pieces left out most likely fall under
     /// the others' (H-Store's partitions: a Payment's customer found by last name lives in the
@@ -82,7 +83,7 @@ impl Planner {
             program.declaration_depends_on(i, &mut self.deps);
             if self.deps.is_empty() {
                 program.declare(i, accesses);
-            } else {
+            } else if !program.declare_bounds(i, accesses) {
                 all = false;
             }
         }

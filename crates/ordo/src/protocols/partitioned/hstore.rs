@@ -45,10 +45,12 @@
 //! its inputs hold, as an H-Store stored procedure names its partitioning parameter: under TPC-C's
 //! partitioning by warehouse the inserts and the customer lie in warehouses the inputs name. For
 //! such a program `hstore` declares only what is known without running anything
-//! ([`Planner::plan_known`]); the rare transaction that strays (a Payment whose customer, found
-//! by name, is remote: the name index is read-only, so its scan names no partition) aborts with
-//! `Validation` and is planned in full on its retry. A program without a partitioning is planned
-//! in full (its pieces' declarations may depend on every earlier piece, the default).
+//! ([`Planner::plan_known`]): the pieces whose keys are inputs, and the bounds the program gives
+//! for the others ([`Program::declare_bounds`]: a Payment's customer found by name is one of its
+//! district's, so a remote customer's partition is taken from the start). A transaction that
+//! strays all the same aborts with `Validation` and is planned in full on its retry. A program
+//! without a partitioning is planned in full (its pieces' declarations may depend on every
+//! earlier piece, the default).
 //!
 //! **Partition latches spin.** A transaction holds its partitions for microseconds; a waiter
 //! spins, then yields ([`crate::protocols::kit::latch`]), as DBx1000's HSTORE spins. A parking
