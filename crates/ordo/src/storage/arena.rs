@@ -321,20 +321,8 @@ mod tests {
         assert_eq!(DROPS.load(Ordering::Relaxed), 1024 + 2048 + 5);
     }
 
-    /// The bytes of the `bytes` mapped at `p` (a chunk: page aligned) that are resident.
     #[cfg(target_os = "linux")]
-    fn resident(p: *mut u8, bytes: usize) -> usize {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let mut r = vec![0u8; bytes.div_ceil(page)];
-        // SAFETY: a chunk's mapping, page aligned; `r` has a byte a page.
-        assert_eq!(
-            unsafe { libc::mincore(p.cast(), bytes, r.as_mut_ptr()) },
-            0,
-            "mincore"
-        );
-        r.iter().filter(|&&b| b & 1 != 0).count() * page
-    }
+    use crate::storage::zeroed::resident_bytes as resident;
 
     /// A large chunk is not touched past the slots claimed: its pages are faulted in as rows are
     /// inserted, not all at once by the insert that allocated it (see the module docs).
@@ -377,7 +365,7 @@ mod tests {
         assert_eq!(a.len(), 6000);
     }
 
-    /// Prefaulting touches the pages of the slots asked for, and those of no further slot.
+    /// Prefaulting makes the pages of the slots asked for resident.
     #[cfg(target_os = "linux")]
     #[test]
     fn prefault_makes_the_slots_pages_resident() {

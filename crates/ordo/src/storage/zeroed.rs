@@ -172,6 +172,22 @@ impl<T> Drop for ZeroedSlice<T> {
     }
 }
 
+/// How many of the `bytes` mapped at page-aligned `p` are resident (whole pages, by `mincore`):
+/// what the tests of this module and of the row arena check their first touches with.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn resident_bytes(p: *mut u8, bytes: usize) -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    let mut r = vec![0u8; bytes.div_ceil(page)];
+    // SAFETY: the caller's mapping, page aligned; `r` has a byte a page.
+    assert_eq!(
+        unsafe { libc::mincore(p.cast(), bytes, r.as_mut_ptr()) },
+        0,
+        "mincore"
+    );
+    r.iter().filter(|&&b| b & 1 != 0).count() * page
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,16 +226,10 @@ mod tests {
     fn a_large_block_comes_back_untouched_and_advised() {
         let bytes = 4 * HUGE_PAGE;
         let p = alloc(bytes, 64);
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let mut resident = vec![0u8; bytes / page];
-        // SAFETY: the range is the block just mapped, page aligned; `resident` has a byte a page.
-        let r = unsafe { libc::mincore(p.as_ptr().cast(), bytes, resident.as_mut_ptr()) };
-        assert_eq!(r, 0, "mincore");
-        let touched = resident.iter().filter(|&&b| b & 1 != 0).count();
+        let touched = resident_bytes(p.as_ptr(), bytes);
         assert_eq!(
             touched, 0,
-            "alloc touched {touched} pages of the block: they are 4 KiB pages now, whatever the advice"
+            "alloc touched {touched} bytes of the block: 4 KiB pages now, whatever the advice"
         );
         if std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
             let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
