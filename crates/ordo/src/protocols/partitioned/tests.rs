@@ -20,25 +20,23 @@ fn checked_with<P: Protocol>(affine: Option<(u64, f64)>, protocol: ProtocolConfi
         pointer_share: 0.1,
         affine,
     };
+    checked_on::<P, _>(&w, protocol, 5, &format!("{affine:?}"));
+}
+
+/// 20,000 transactions of `w` under `P`, all committed, judged serializable with no anomaly, and
+/// contended enough to say so (over 10,000 dependencies).
+fn checked_on<P: Protocol, W: Workload>(w: &W, protocol: ProtocolConfig, seed: u64, what: &str) {
     let cfg = VerifyConfig {
         protocol,
         txns: 20_000,
-        seed: 5,
+        seed,
         prefetch: true,
     };
-    let v = verify::run::<P, Mixed>(&w, &cfg).unwrap();
+    let v = verify::run::<P, W>(w, &cfg).unwrap();
     let name = P::INFO.name;
     assert_eq!(v.report.committed, 20_000, "{name}");
-    assert!(
-        v.report.is_serializable(),
-        "{name} {affine:?}: {}",
-        v.report
-    );
-    assert!(
-        v.report.anomalies.is_empty(),
-        "{name} {affine:?}: {}",
-        v.report
-    );
+    assert!(v.report.is_serializable(), "{name} {what}: {}", v.report);
+    assert!(v.report.anomalies.is_empty(), "{name} {what}: {}", v.report);
     assert!(v.report.edges > 10_000, "{name}: too few dependencies");
 }
 
@@ -48,35 +46,37 @@ fn hstore_histories_have_no_cycles() {
     checked::<HStore>(Some((4, 0.2)));
 }
 
-/// [`Mixed`] whose programs name a partitioning ([`MixProgram::routed`]): `hstore` plans them
-/// from their known accesses only, so a pointer transaction whose target lies in a partition it
-/// did not take strays, aborts and is planned in full on its retry.
-struct Routed(Mixed);
+/// [`Mixed`], each program changed by `tweak` once drawn (routed, or given remote waits).
+struct Tweaked<F> {
+    name: &'static str,
+    mixed: Mixed,
+    tweak: F,
+}
 
-impl Workload for Routed {
+impl<F: Fn(&mut MixProgram) + Sync> Workload for Tweaked<F> {
     type Program = MixProgram;
     type Gen = <Mixed as Workload>::Gen;
     fn name(&self) -> &'static str {
-        "mixed-routed-test"
+        self.name
     }
     fn params(&self) -> serde_json::Value {
-        self.0.params()
+        self.mixed.params()
     }
     fn load<M: Default + Send + Sync>(
         &self,
         db: &mut crate::storage::Database<M>,
     ) -> Result<(), crate::storage::LoadError> {
-        self.0.load(db)
+        self.mixed.load(db)
     }
     fn generator(&self, thread: u32, seed: u64) -> Self::Gen {
-        self.0.generator(thread, seed)
+        self.mixed.generator(thread, seed)
     }
     fn program(&self) -> MixProgram {
         MixProgram::default()
     }
     fn next(&self, g: &mut Self::Gen, p: &mut MixProgram) {
-        self.0.next(g, p);
-        p.routed = true;
+        self.mixed.next(g, p);
+        (self.tweak)(p);
     }
 }
 
@@ -84,23 +84,26 @@ impl Workload for Routed {
 /// a pointer to a key in any partition), `hstore`'s histories stay serializable.
 #[test]
 fn hstore_histories_planned_from_known_accesses_have_no_cycles() {
+    // Programs that name a partitioning ([`MixProgram::routed`]): `hstore` plans them from their
+    // known accesses only, so a pointer transaction whose target lies in a partition it did not
+    // take strays, aborts and is planned in full on its retry.
     for affine in [None, Some((4, 0.2))] {
-        let w = Routed(Mixed {
-            keys: 64,
-            ops: 6,
-            pointer_share: 0.1,
-            affine,
-        });
-        let cfg = VerifyConfig {
-            protocol: ProtocolConfig::with_threads(4),
-            txns: 20_000,
-            seed: 7,
-            prefetch: true,
+        let w = Tweaked {
+            name: "mixed-routed-test",
+            mixed: Mixed {
+                keys: 64,
+                ops: 6,
+                pointer_share: 0.1,
+                affine,
+            },
+            tweak: |p: &mut MixProgram| p.routed = true,
         };
-        let v = verify::run::<HStore, _>(&w, &cfg).unwrap();
-        assert_eq!(v.report.committed, 20_000);
-        assert!(v.report.is_serializable(), "{affine:?}: {}", v.report);
-        assert!(v.report.anomalies.is_empty(), "{affine:?}: {}", v.report);
+        checked_on::<HStore, _>(
+            &w,
+            ProtocolConfig::with_threads(4),
+            7,
+            &format!("routed {affine:?}"),
+        );
     }
 }
 
@@ -558,56 +561,26 @@ fn vll_partitioned_works_on_other_transactions_while_one_waits_for_remote_reads(
     }
 }
 
-/// [`Mixed`] whose multi-partition transactions wait `wait` for remote reads.
-struct WithRemoteWaits {
-    mixed: Mixed,
-    partitions: u64,
-    wait: std::time::Duration,
-}
-
-impl Workload for WithRemoteWaits {
-    type Program = MixProgram;
-    type Gen = <Mixed as Workload>::Gen;
-    fn name(&self) -> &'static str {
-        "mixed-remote-test"
-    }
-    fn params(&self) -> serde_json::Value {
-        self.mixed.params()
-    }
-    fn load<M: Default + Send + Sync>(
-        &self,
-        db: &mut crate::storage::Database<M>,
-    ) -> Result<(), crate::storage::LoadError> {
-        self.mixed.load(db)
-    }
-    fn generator(&self, thread: u32, seed: u64) -> Self::Gen {
-        self.mixed.generator(thread, seed)
-    }
-    fn program(&self) -> MixProgram {
-        MixProgram::default()
-    }
-    fn next(&self, g: &mut Self::Gen, p: &mut MixProgram) {
-        self.mixed.next(g, p);
-        let home = p.ops.first().map(|o| o.0 % self.partitions);
-        if p.ops.iter().any(|o| Some(o.0 % self.partitions) != home) {
-            p.remote = crate::txn::RemoteWait::new(Some(self.wait));
-        }
-    }
-}
-
 /// Contended histories with remote waits: transactions set aside in the Waiting state keep their
 /// locks, so the checker finds no cycle.
 #[test]
 fn vll_partitioned_histories_with_remote_waits_have_no_cycles() {
-    let w = WithRemoteWaits {
+    // Multi-partition transactions (of 4 partitions) wait 50 µs for remote reads.
+    let partitions = 4;
+    let w = Tweaked {
+        name: "mixed-remote-test",
         mixed: Mixed {
             keys: 64,
             ops: 6,
             pointer_share: 0.1,
             affine: Some((4, 0.3)),
         },
-        partitions: 4,
-        wait: std::time::Duration::from_micros(50),
+        tweak: |p: &mut MixProgram| {
+            let home = p.ops.first().map(|o| o.0 % partitions);
+            if p.ops.iter().any(|o| Some(o.0 % partitions) != home) {
+                p.remote = crate::txn::RemoteWait::new(Some(std::time::Duration::from_micros(50)));
+            }
+        },
     };
     let cfg = VerifyConfig {
         protocol: ProtocolConfig::with_threads(4),
