@@ -156,8 +156,7 @@ impl<M: Default + Send + Sync> RowArena<M> {
         // The OS's smallest page: one write in each makes the kernel map (and zero) it, or the
         // huge page around it.
         const PAGE: usize = 4096;
-        let from = *self.next.get_mut();
-        let mut i = from;
+        let mut i = *self.next.get_mut();
         while i < upto {
             let (k, off) = locate(i);
             if k >= MAX_CHUNKS {

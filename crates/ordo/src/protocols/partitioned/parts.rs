@@ -32,9 +32,10 @@ impl PartSet {
         let mut replicated = None;
         for a in accesses {
             if a.unlocked_in(db)? {
-                replicated = replicated.or(Some(match a.target {
-                    Target::Key(k) | Target::Range { lo: k, .. } => map.of(a.table, k),
-                }));
+                if replicated.is_none() {
+                    let (Target::Key(k) | Target::Range { lo: k, .. }) = a.target;
+                    replicated = Some(map.of(a.table, k));
+                }
                 continue;
             }
             match a.target {
